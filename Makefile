@@ -1,0 +1,76 @@
+# sluice build. `make` builds ./sluice; `make SAN=1` builds it with ASan+UBSan;
+# `make test` runs unit and regression tests; `make run` starts the demo.
+
+CC      ?= gcc
+SAN     ?= 0
+PKGS    := openssl libpcre2-8 lua5.4 libnghttp2 zlib
+DEBIAN_BUILD_PKGS := gcc make pkg-config libssl-dev libpcre2-dev liblua5.4-dev \
+                     libnghttp2-dev zlib1g-dev
+DEBIAN_TEST_PKGS  := varnish socat clang libclang-rt-14-dev
+DEBIAN_BENCH_PKGS := haproxy nginx wrk nghttp2-client
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+           -Wshadow=local -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -Iinclude -pthread -D_GNU_SOURCE $(PKG_CFLAGS)
+LDLIBS  += $(PKG_LIBS) -pthread -lrt -lm
+
+ifeq ($(SAN),1)
+OBJDIR  := obj-san
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+else
+OBJDIR  := obj
+endif
+
+SRCS    := $(shell find src -name '*.c' | sort)
+OBJS    := $(SRCS:%.c=$(OBJDIR)/%.o)
+LIBOBJS := $(filter-out $(OBJDIR)/src/main.o,$(OBJS))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=tests/unit/bin/%)
+
+# Relink ./sluice when switching between plain and SAN builds.
+$(shell echo "$(SAN)" | cmp -s - .build-mode 2>/dev/null || echo "$(SAN)" > .build-mode)
+
+.PHONY: all deps test unit reg-tests run clean fuzz bench-deps
+
+all: sluice
+
+sluice: $(OBJS) .build-mode
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+tests/unit/bin/%: tests/unit/%.c $(LIBOBJS) tests/unit/t.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
+
+-include $(OBJS:.o=.d)
+
+# Installs (as root) or names (otherwise) the Debian packages that are missing.
+deps:
+	@sh scripts/deps.sh $(DEBIAN_BUILD_PKGS) $(DEBIAN_TEST_PKGS)
+
+bench-deps:
+	@sh scripts/deps.sh $(DEBIAN_BUILD_PKGS) $(DEBIAN_BENCH_PKGS)
+
+unit: $(UNIT_BINS)
+
+test: deps
+	@$(MAKE) --no-print-directory sluice unit
+	@sh scripts/run-tests.sh
+
+run: deps
+	@$(MAKE) --no-print-directory sluice
+	./sluice -d -f examples/proxy.cfg
+
+fuzz:
+	@$(MAKE) --no-print-directory -f fuzz/Makefile
+
+clean:
+	rm -rf obj obj-san sluice tests/unit/bin fuzz/bin .build-mode

@@ -1,0 +1,62 @@
+/* Process-wide settings and counters: the one `global` structure.
+ *
+ * Settings are written only while the configuration is parsed (single thread,
+ * before any worker starts) and are read-only afterwards, except the fields
+ * marked "atomic" or "runtime" which the CLI or the workers may change.
+ */
+#ifndef SLUICE_CORE_GLOBAL_H
+#define SLUICE_CORE_GLOBAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sluice/core/list.h>
+
+#define SLUICE_VERSION      "0.1.0"
+#define SLUICE_CFG_LEVEL    "2.6"     /* HAProxy configuration-language level */
+#define MAX_THREADS         64
+
+enum run_mode {
+	MODE_FOREGROUND = 0,
+	MODE_DAEMON,
+	MODE_CHECK,             /* -c: parse and exit */
+};
+
+struct global {
+	/* settings (config time) */
+	int nbthread;
+	int maxconn;            /* runtime: set maxconn global (atomic store) */
+	int daemon;
+	char *pidfile;
+	int bufsize;            /* tune.bufsize */
+	int maxpollevents;      /* tune.maxpollevents */
+	int runqueue_depth;     /* tune.runqueue-depth */
+	int maxaccept;          /* tune.maxaccept */
+	int stats_timeout_ms;   /* stats timeout */
+	int wdt_disabled;       /* no watchdog */
+	int debug;              /* -d */
+	int quiet;              /* -q */
+	enum run_mode mode;
+	struct list logs;       /* struct log_target, from `log` lines */
+	char *node;             /* node name (hostname by default) */
+
+	/* runtime */
+	_Atomic int actconn;    /* current client connections, all frontends */
+	_Atomic uint64_t cum_conns;
+	_Atomic uint64_t cum_sess;
+	_Atomic uint64_t dropped_logs;
+	_Atomic int stopping;   /* soft stop in progress */
+	_Atomic int hard_stop;  /* leave the loops now */
+	uint64_t start_ms;      /* monotonic ms at start */
+	int64_t start_wall;     /* time(NULL) at start */
+	int pid;
+};
+
+extern struct global global;
+
+/* Build features, as "+NAME" words (the same list `-vv` prints and the
+ * `feature()` condition looks into). */
+extern const char sluice_build_features[];
+
+int build_has_feature(const char *name);
+
+#endif

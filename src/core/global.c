@@ -1,0 +1,36 @@
+/* The process-wide `global` structure and build facts. */
+#include <string.h>
+#include <sluice/core/global.h>
+
+struct global global = {
+	.nbthread = 1,
+	.maxconn = 0,             /* 0: derived from the file-descriptor limit */
+	.bufsize = 16384,
+	.maxpollevents = 200,
+	.runqueue_depth = 200,
+	.maxaccept = 64,
+	.stats_timeout_ms = 10000,
+	.logs = LIST_HEAD_INIT(global.logs),
+};
+
+const char sluice_build_features[] =
+	"+EPOLL +THREAD +LINUX_SPLICE +REUSEPORT +ACCEPT4 +GETADDRINFO "
+	"+OPENSSL +PCRE2 +PCRE2_JIT +LUA +NGHTTP2 +ZLIB";
+
+/* Non-zero if <name> is one of the build features (case-sensitive, as in
+ * HAProxy's feature() predicate). */
+int build_has_feature(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = sluice_build_features;
+
+	if (!n)
+		return 0;
+	while ((p = strstr(p, name)) != NULL) {
+		if (p > sluice_build_features && p[-1] == '+' &&
+		    (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
