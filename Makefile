@@ -50,6 +50,9 @@ tests/unit/bin/%: tests/unit/%.c $(LIBOBJS) tests/unit/t.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
 
+BUILD_INFO := -DBUILD_CC='"$(CC)"' -DBUILD_CFLAGS='"$(filter-out -I% -D% -W%,$(CFLAGS))"'
+$(OBJDIR)/src/main.o: CFLAGS += $(BUILD_INFO)
+
 -include $(OBJS:.o=.d)
 
 # Installs (as root) or names (otherwise) the Debian packages that are missing.

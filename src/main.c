@@ -1,2 +1,483 @@
+/* sluice: command line, global section keywords, start-up and shutdown.
+ *
+ * Signals: SIGINT and SIGTERM stop at once: the pid file is removed and the
+ * signal is re-raised with its default action, so that the process dies from
+ * that signal, as varnishtest and init systems expect of HAProxy. SIGUSR1
+ * stops gracefully: listeners close, established sessions finish, then the
+ * process exits 0. Worker threads block every signal; the main thread (which
+ * is also thread 1) receives them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
-int main(void) { puts("sluice: under construction"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <lua.h>
+#include <nghttp2/nghttp2ver.h>
+#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <zlib.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/cfg/cond.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+
+#define MAX_CFG_FILES 64
+
+static const char *pidfile_path;   /* what the signal handler unlinks */
+
+/* ---- global section keywords ---- */
+
+static int kw_global_int(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; int *field; long min, max; } tab[] = {
+		{ "nbthread",            &global.nbthread,       1, MAX_THREADS },
+		{ "maxconn",             &global.maxconn,        1, 10000000 },
+		{ "tune.maxpollevents",  &global.maxpollevents,  1, 100000 },
+		{ "tune.runqueue-depth", &global.runqueue_depth, 1, 100000 },
+		{ "tune.maxaccept",      &global.maxaccept,      -1, 100000 },
+	};
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one integer.");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(args[0], tab[i].name) != 0)
+			continue;
+		if (strcmp(args[1], "-1") == 0 && tab[i].min < 0) {
+			*tab[i].field = 100000;   /* tune.maxaccept -1: "no limit" */
+			return 0;
+		}
+		if (cfg_parse_uint(args[1], tab[i].max, &v, err, errlen) < 0)
+			return -1;
+		if (v < tab[i].min && tab[i].min > 0) {
+			snprintf(err, errlen, "value must be at least %ld.", tab[i].min);
+			return -1;
+		}
+		*tab[i].field = (int)v;
+		return 0;
+	}
+	snprintf(err, errlen, "internal: unknown integer keyword.");
+	return -1;
+}
+
+static int kw_bufsize(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects a size.");
+		return -1;
+	}
+	if (cfg_parse_size(args[1], &v, err, errlen) < 0)
+		return -1;
+	if (v < 1024 || v > (1L << 30)) {
+		snprintf(err, errlen, "size must be between 1024 and 1073741824 bytes.");
+		return -1;
+	}
+	global.bufsize = (int)v;
+	return 0;
+}
+
+static int kw_daemon(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (cfg_no_more_args(args, nargs, 1, err, errlen) < 0)
+		return -1;
+	global.daemon = 1;
+	return 0;
+}
+
+static int kw_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile : &global.node;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one argument.");
+		return -1;
+	}
+	free(*field);
+	*field = strdup(args[1]);
+	return 0;
+}
+
+static int kw_wakeup_mode(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs == 2 && strcmp(args[1], "instant") == 0)
+		sched_shared_runqueue = 0;
+	else if (nargs == 2 && strcmp(args[1], "shared-runqueue") == 0)
+		sched_shared_runqueue = 1;
+	else {
+		snprintf(err, errlen, "expects 'instant' or 'shared-runqueue'.");
+		return -1;
+	}
+	return 0;
+}
+
+/* Keywords whose effect sluice does not need (it never changes user, runs
+ * chrooted, or forks processes): accepted so that existing configurations
+ * load, each with a warning naming what is ignored. */
+static int kw_ignored_warn(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	cfg_warning(ctx->file, ctx->line, "'%s' is ignored by sluice.", args[0]);
+	return 0;
+}
+
+static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static const struct cfg_kw global_kws[] = {
+	{ "nbthread",            NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "maxconn",             NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.maxpollevents",  NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.runqueue-depth", NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.maxaccept",      NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.bufsize",        NULL, CFG_SEC_GLOBAL, kw_bufsize },
+	{ "tune.queue.wakeup",   NULL, CFG_SEC_GLOBAL, kw_wakeup_mode },
+	{ "daemon",              NULL, CFG_SEC_GLOBAL, kw_daemon },
+	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "node",                NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "user",                NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "group",               NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "chroot",              NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "ulimit-n",            NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "expose-experimental-directives", NULL, CFG_SEC_GLOBAL, kw_noop },
+	{ "insecure-fork-wanted", NULL, CFG_SEC_GLOBAL, kw_noop },
+	{ NULL }
+};
+CFG_REGISTER(global_kws)
+
+/* ---- version ---- */
+
+static void print_version(int verbose)
+{
+	printf("sluice version %s - a reverse proxy and load balancer\n", SLUICE_VERSION);
+	if (!verbose)
+		return;
+	printf("HAProxy configuration language level: %s\n", SLUICE_CFG_LEVEL);
+	printf("Build options :\n  CC = %s\n  CFLAGS = %s\n", BUILD_CC, BUILD_CFLAGS);
+	printf("\nFeature list : %s\n", sluice_build_features);
+	printf("\nDefault settings :\n  bufsize = %d, maxpollevents = %d, runqueue-depth = %d, "
+	       "maxaccept = %d\n", global.bufsize, global.maxpollevents, global.runqueue_depth,
+	       global.maxaccept);
+	printf("\nBuilt with multi-threading support (MAX_THREADS=%d).\n", MAX_THREADS);
+	printf("Built with OpenSSL version : %s\n", OPENSSL_VERSION_TEXT);
+	printf("Running on OpenSSL version : %s\n", OpenSSL_version(OPENSSL_VERSION));
+	{
+		char pv[64] = "";
+
+		pcre2_config(PCRE2_CONFIG_VERSION, pv);
+		uint32_t jit = 0;
+		pcre2_config(PCRE2_CONFIG_JIT, &jit);
+		printf("Built with PCRE2 version : %s\n", pv);
+		printf("PCRE2 library supports JIT : %s\n", jit ? "yes" : "no");
+	}
+	printf("Built with Lua version : %s\n", LUA_RELEASE);
+	printf("Built with libnghttp2 version : %s\n", NGHTTP2_VERSION);
+	printf("Built with zlib version : %s (running %s)\n", ZLIB_VERSION, zlibVersion());
+	printf("\nAvailable polling systems :\n      epoll : pref=300, test result OK\n");
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+	        "Usage : %s [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]\n"
+	        "        [ -p <pidfile> ] [ -c ] [ -cc <expr> ] [ -q ]\n"
+	        "        -v displays version ; -vv shows known build options.\n"
+	        "        -d enters debug mode (foreground) ; -D goes daemon.\n"
+	        "        -f <file|dir> loads a configuration file or every *.cfg of a directory\n"
+	        "        -p writes pids of all children to this file\n"
+	        "        -c checks the configuration and exits\n"
+	        "        -cc <expr> evaluates a condition: exit 0 if true, 1 if false, 2 on error\n"
+	        "        -q quiet mode : don't display messages\n"
+	        "        -W / -S master-worker mode: not available in this version\n",
+	        prog);
+	exit(1);
+}
+
+/* ---- signals ---- */
+
+static void on_hard_stop(int sig)
+{
+	if (pidfile_path)
+		unlink(pidfile_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static volatile sig_atomic_t soft_stop_requested;
+
+static void on_soft_stop(int sig)
+{
+	soft_stop_requested = 1;
+	threads_wake_all();
+}
+
+/* Thread 1's watcher: starts the soft stop on SIGUSR1 and ends the process
+ * when no session is left. */
+static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
+{
+	if (soft_stop_requested && !atomic_load(&global.stopping)) {
+		atomic_store(&global.stopping, 1);
+		listeners_soft_stop();
+	}
+	if (atomic_load(&global.stopping) && atomic_load(&global.actconn) == 0) {
+		atomic_store(&global.hard_stop, 1);
+		threads_wake_all();
+		return t;
+	}
+	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ? 100 : 250));
+	return t;
+}
+
+static int stop_watch_init(int tid)
+{
+	struct task *t;
+
+	if (tid != 0)
+		return 0;
+	t = task_new(stop_watch, NULL, 0, TC_BULK, "stop_watch");
+	if (!t)
+		return -1;
+	task_set_expire(t, th_ctx->now_ms + 250);
+	return 0;
+}
+
+static struct thread_init_hook stop_watch_hook = { .fn = stop_watch_init };
+
+static void setup_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_hard_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_soft_stop;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* ---- start-up ---- */
+
+/* Raises the descriptor limit to its hard maximum and derives maxconn from
+ * it when the configuration does not set one, as HAProxy does. */
+static void setup_limits(void)
+{
+	struct rlimit rl;
+	int need;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!global.maxconn) {
+		long fds = (long)rl.rlim_cur;
+
+		global.maxconn = (int)((fds - 100) / 2 > 0 ? (fds - 100) / 2 : 100);
+		if (global.maxconn > 1000000)
+			global.maxconn = 1000000;
+	}
+	need = global.maxconn * 2 + 100;
+	if ((rlim_t)need > rl.rlim_cur && !global.quiet)
+		fprintf(stderr, "[WARNING] maxconn %d needs %d file descriptors but the limit is "
+		        "%llu: accepts will pause when descriptors run out.\n", global.maxconn,
+		        need, (unsigned long long)rl.rlim_cur);
+	atomic_store(&global.maxconn_rt, global.maxconn);
+}
+
+static int write_pidfile(const char *path, int pid)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "[ALERT] cannot create pidfile %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "%d\n", pid);
+	fclose(f);
+	return 0;
+}
+
+static int open_log_targets(void)
+{
+	struct list *pos, *tmp, *lpos, *ltmp;
+	char err[256];
+	int errors = 0;
+
+	list_for_each_safe(lpos, ltmp, &global.logs) {
+		struct log_target *t = list_elem(lpos, struct log_target, list);
+
+		if (log_target_open(t, err, sizeof(err)) < 0) {
+			cfg_alert(t->conf_file, t->conf_line, "log: %s", err);
+			errors++;
+		}
+	}
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		list_for_each_safe(lpos, ltmp, &px->logs) {
+			struct log_target *t = list_elem(lpos, struct log_target, list);
+
+			if (log_target_open(t, err, sizeof(err)) < 0) {
+				cfg_alert(t->conf_file, t->conf_line, "log: %s", err);
+				errors++;
+			}
+		}
+	}
+	return errors;
+}
+
+static void daemonize(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "[ALERT] cannot fork: %s\n", strerror(errno));
+		exit(1);
+	}
+	if (pid > 0)
+		_exit(0);
+	setsid();
+	int fd = open("/dev/null", O_RDWR);
+
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *cfg_files[MAX_CFG_FILES];
+	int ncfg = 0, errors = 0;
+	const char *cond_expr = NULL;
+	const char *pidfile = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-f") && i + 1 < argc) {
+			if (ncfg == MAX_CFG_FILES) {
+				fprintf(stderr, "[ALERT] too many -f options (max %d).\n", MAX_CFG_FILES);
+				return 1;
+			}
+			cfg_files[ncfg++] = argv[++i];
+		} else if (!strcmp(a, "-c")) {
+			global.mode = MODE_CHECK;
+		} else if (!strcmp(a, "-cc") && i + 1 < argc) {
+			cond_expr = argv[++i];
+		} else if (!strcmp(a, "-d") || !strncmp(a, "-dD", 3) || !strncmp(a, "-dV", 3) ||
+		           !strncmp(a, "-dW", 3)) {
+			global.debug = 1;
+		} else if (!strcmp(a, "-D")) {
+			global.mode = MODE_DAEMON;
+		} else if (!strcmp(a, "-p") && i + 1 < argc) {
+			pidfile = argv[++i];
+		} else if (!strcmp(a, "-q")) {
+			global.quiet = 1;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "-V")) {
+			print_version(0);
+			return 0;
+		} else if (!strcmp(a, "-vv")) {
+			print_version(1);
+			return 0;
+		} else if (!strcmp(a, "-W") || !strcmp(a, "-Ws") || !strcmp(a, "-S") ||
+		           !strcmp(a, "-sf") || !strcmp(a, "-st")) {
+			fprintf(stderr, "[ALERT] option '%s' (master-worker mode / reload) is not "
+			        "available in this version of sluice.\n", a);
+			return 1;
+		} else if (!strcmp(a, "--")) {
+			while (++i < argc && ncfg < MAX_CFG_FILES)
+				cfg_files[ncfg++] = argv[i];
+		} else {
+			fprintf(stderr, "[ALERT] unknown option '%s'.\n", a);
+			usage(argv[0]);
+		}
+	}
+
+	if (cond_expr) {
+		char err[256];
+		int r = cfg_cond_eval_str(cond_expr, err, sizeof(err));
+
+		if (r < 0) {
+			fprintf(stderr, "[ALERT] failed to evaluate condition: %s\n", err);
+			return 2;
+		}
+		return r ? 0 : 1;
+	}
+	if (!ncfg)
+		usage(argv[0]);
+
+	global.pid = getpid();
+	for (int i = 0; i < ncfg; i++)
+		errors += cfg_parse_path(cfg_files[i]);
+	if (!errors)
+		errors += cfg_postparse();
+	if (errors) {
+		fprintf(stderr, "[ALERT] Fatal errors found in configuration.\n");
+		return 1;
+	}
+	if (global.mode == MODE_CHECK) {
+		printf("Configuration file is valid\n");
+		return 0;
+	}
+	if (global.daemon && global.mode != MODE_CHECK && !global.debug)
+		global.mode = MODE_DAEMON;
+
+	setup_limits();
+	global.start_ms = clock_mono_ms();
+	global.start_wall = time(NULL);
+	if (!global.node) {
+		char host[256] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		global.node = strdup(host);
+	}
+	if (threads_prepare() < 0) {
+		fprintf(stderr, "[ALERT] cannot create thread contexts: %s\n", strerror(errno));
+		return 1;
+	}
+	if (listeners_bind_all() || open_log_targets()) {
+		fprintf(stderr, "[ALERT] Fatal errors found in configuration.\n");
+		return 1;
+	}
+	setup_signals();
+	if (global.mode == MODE_DAEMON)
+		daemonize();
+	global.pid = getpid();
+	if (!pidfile)
+		pidfile = global.pidfile;
+	if (pidfile) {
+		if (write_pidfile(pidfile, global.pid) < 0)
+			return 1;
+		pidfile_path = pidfile;
+	}
+	thread_register_init(&stop_watch_hook);
+	threads_run();
+	if (pidfile_path)
+		unlink(pidfile_path);
+	return 0;
+}

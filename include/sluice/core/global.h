@@ -40,6 +40,7 @@ struct global {
 	char *node;             /* node name (hostname by default) */
 
 	/* runtime */
+	_Atomic int maxconn_rt; /* effective maxconn; `set maxconn global` */
 	_Atomic int actconn;    /* current client connections, all frontends */
 	_Atomic uint64_t cum_conns;
 	_Atomic uint64_t cum_sess;

@@ -2,8 +2,24 @@
  *
  * Sending never blocks the event loop: datagrams go out with MSG_DONTWAIT
  * and are dropped (counted in global.dropped_logs) when a socket buffer is
- * full; stdout/stderr targets are written with non-blocking writes.
- * Targets are read-only after configuration, so any thread may send.
+ * full; stdout/stderr/fd@N targets are written without blocking too (see
+ * log_target_open()). Targets are read-only after configuration, except the
+ * `sample` counter which is atomic, so any thread may send.
+ *
+ * What goes on the wire, per `format` (HAProxy 2.6), each line ending in LF
+ * and cut to the target's `len` (LF included):
+ *   local (default) <PRI>Mmm dd hh:mm:ss TAG[PID]: MSG
+ *   rfc3164         <PRI>Mmm dd hh:mm:ss HOST TAG[PID]: MSG
+ *                   (HOST = log-send-hostname, else "localhost")
+ *   rfc5424         <PRI>1 ISOTIME HOST TAG PID - - MSG   (HOST "-" if unset)
+ *   priority        <PRI>MSG
+ *   short           <LEVEL>MSG                (facility not sent)
+ *   timed           <LEVEL>ISOTIME MSG
+ *   iso             ISOTIME MSG
+ *   raw             MSG
+ * When no format is given and a hostname is configured (log-send-hostname),
+ * the default becomes rfc3164, as in HAProxy. Times are the local time at
+ * sending; ISOTIME is 2026-11-22T04:25:00.123456+00:00.
  */
 #ifndef SLUICE_CORE_LOG_H
 #define SLUICE_CORE_LOG_H
@@ -14,70 +30,125 @@
 #include <sluice/core/list.h>
 
 enum log_format {
-	LOG_FORMAT_RFC3164 = 0,   /* default */
+	LOG_FORMAT_DEFAULT = 0,   /* none given: local, or rfc3164 with a hostname */
+	LOG_FORMAT_LOCAL,         /* rfc3164 without the HOSTNAME field */
+	LOG_FORMAT_RFC3164,
 	LOG_FORMAT_RFC5424,
+	LOG_FORMAT_PRIORITY,      /* <PRI>message */
+	LOG_FORMAT_SHORT,         /* <LEVEL>message */
+	LOG_FORMAT_TIMED,         /* <LEVEL>ISO-TIMESTAMP message */
+	LOG_FORMAT_ISO,           /* ISO-TIMESTAMP message */
 	LOG_FORMAT_RAW,           /* message only */
-	LOG_FORMAT_SHORT,         /* <PRI>message */
-	LOG_FORMAT_TIMED,         /* <PRI>TIMESTAMP message */
-	LOG_FORMAT_ISO,           /* ISO timestamp message */
-	LOG_FORMAT_PRIORITY,      /* <PRI>message (alias of short in 2.6) */
 };
 
 enum log_target_kind {
 	LOG_T_UDP = 0,            /* AF_INET / AF_INET6 datagram */
-	LOG_T_UNIX,               /* AF_UNIX datagram (e.g. /dev/log) */
+	LOG_T_UNIX,               /* AF_UNIX datagram (e.g. /dev/log, abns@) */
 	LOG_T_FD,                 /* stdout / stderr / fd@N */
+};
+
+/* `sample <ranges>:<size>`: logs are numbered 1..size, cyclically; only those
+ * whose number falls in a range are sent to this target. */
+struct log_sample_range {
+	unsigned int low, high;   /* inclusive, 1-based, low <= high */
+};
+
+struct log_sample {
+	struct log_sample_range *ranges; /* sorted, non-overlapping */
+	int nranges;
+	unsigned int size;        /* period, >= the highest bound */
+	_Atomic unsigned int seen; /* logs offered so far: the only run-time write */
 };
 
 struct log_target {
 	struct list list;
 	enum log_target_kind kind;
-	struct sockaddr_storage addr;
+	struct sockaddr_storage addr;  /* LOG_T_UDP / LOG_T_UNIX destination */
 	socklen_t addrlen;
 	int fd;                   /* socket or descriptor, -1 until opened */
+	int fd_num;               /* LOG_T_FD: the descriptor named (1, 2, N) */
+	int fd_owned;             /* fd was opened by log_target_open() */
+	int fd_is_sock;           /* LOG_T_FD on a socket: send(MSG_DONTWAIT) */
 	int facility;             /* 0..23 */
 	int level;                /* max level sent (0 emerg .. 7 debug) */
 	int minlevel;             /* levels below are raised to this */
 	enum log_format format;
-	int maxlen;               /* `len N`, default 1024 */
-	char *conf_file;          /* where it was declared */
+	int maxlen;               /* `len N`, default 1024, LF included */
+	struct log_sample *sample; /* NULL: every log */
+	char *addr_text;          /* the address as written, for messages */
+	char *conf_file;          /* where it was declared (set by the caller) */
 	int conf_line;
 };
 
-/* Syslog level names "emerg".."debug" <-> 0..7, facility names <-> 0..23. */
+/* Syslog level names "emerg".."debug" <-> 0..7, facility names <-> 0..23,
+ * format names. Unknown names give -1; bad numbers give NULL. */
 int log_level_from_name(const char *name);
 int log_facility_from_name(const char *name);
+int log_format_from_name(const char *name);
+const char *log_level_name(int level);
+const char *log_facility_name(int facility);
 
-/* Parses the words after `log` (args[0] is the address, e.g.
- * "127.0.0.1:514", "ipv6@[::1]:514", "/dev/log", "stdout", "stderr",
- * "fd@1", optionally followed by `len N`, `format F`, then FACILITY
- * [LEVEL [MINLEVEL]]). `log global` is handled by the caller. Returns a new
- * target, or NULL with a message in <err>. */
+/* Parses the words after `log` (args[0] is the address: "127.0.0.1:514",
+ * "127.0.0.1" (port 514), "[::1]:514", "ipv6@::1:514", "udp@", "udp4@",
+ * "udp6@", "ip@", "ipv4@", "dgram+" prefixes, "/dev/log", "unix@path",
+ * "uxdg@path", "abns@name", "stdout", "stderr", "fd@N", a host name resolved
+ * now), then `len N`, `format F` and `sample R:S` in any order, then
+ * FACILITY [LEVEL [MINLEVEL]]. `log global` and `no log` are the caller's.
+ * Returns a new target (fd not opened), or NULL with a message in <err>. */
 struct log_target *log_target_parse(char **args, int nargs, char *err, size_t errlen);
 
-/* Opens the target's socket. Returns 0, or -1 with a message. */
+/* Opens the target's socket, or prepares its descriptor. Returns 0, or -1
+ * with a message. Calling it on an opened target does nothing. */
 int log_target_open(struct log_target *t, char *err, size_t errlen);
 void log_target_free(struct log_target *t);
 
-/* Sends <msg> (no trailing newline) at <level> to every target of the list
- * <targets> whose level allows it, each with its own framing. <tag> is the
- * program name ("sluice" by default), <pid> the process id. */
+/* The syslog header fields that do not come from the target. */
+struct log_header {
+	const char *tag;          /* program name; NULL: "sluice" */
+	int pid;                  /* <= 0: not sent */
+	const char *hostname;     /* `log-send-hostname`, NULL when not set */
+	int64_t now_us;           /* wall clock, µs since epoch; 0: now */
+};
+
+/* Sends <msg> (trailing LF/NUL stripped) at <level> to every target of
+ * <targets> whose level allows it, each with its own framing, without a
+ * hostname. <tag> is the program name ("sluice" if NULL), <pid> the process
+ * id. */
 void log_send(struct list *targets, int level, const char *tag, int pid,
               const char *msg, size_t len);
+
+/* Same, with every header field given. */
+void log_send_hdr(struct list *targets, int level, const struct log_header *hdr,
+                  const char *msg, size_t len);
+
+/* The exact bytes log_send_hdr() would send to <t> for a message at <level>
+ * (already filtered, before minlevel), into <out> (NUL-terminated, cut to
+ * fit). Returns the frame length. */
+size_t log_frame(const struct log_target *t, int level, const struct log_header *hdr,
+                 const char *msg, size_t len, char *out, size_t outsz);
 
 /* ---- log-format ---- */
 
 /* What a stream knows when it logs. Timers are in ms, -1 when that phase
- * did not happen (HAProxy prints -1). Addresses have ss_family 0 if unset. */
+ * did not happen (HAProxy prints -1). Addresses have ss_family 0 if unset
+ * (printed "-"); unix sockets print "unix" and their listener id as port. */
 struct log_fields {
 	struct sockaddr_storage cli;      /* %ci %cp */
 	struct sockaddr_storage fe;       /* %fi %fp: frontend (dst) address */
 	struct sockaddr_storage be_src;   /* %bi %bp: our side of server conn */
 	struct sockaddr_storage srv;      /* %si %sp */
 	const char *fe_name;              /* %f %ft */
-	const char *be_name;              /* %b */
-	const char *srv_name;             /* %s ("<NOSRV>" when none) */
+	const char *be_name;              /* %b; NULL: the frontend (no backend yet) */
+	const char *srv_name;             /* %s ("<NOSRV>" when NULL) */
+	const char *hostname;             /* %H; NULL: global.node */
+	const char *unique_id;            /* %ID */
+	const char *ssl_version;          /* %sslv, NULL without TLS */
+	const char *ssl_cipher;           /* %sslc */
+	int fe_ssl;                       /* %ft gets a '~' suffix */
+	int listener_id;                  /* %cp %fp on unix sockets */
+	int logasap;                      /* option logasap: '+' before %Tt %Tu %B */
 	int64_t accept_us;                /* wall clock at accept, µs since epoch */
+	int Th;                           /* handshake time (PROXY, TLS) */
 	int Tw;                           /* time waiting in queues */
 	int Tc;                           /* time to connect to the server */
 	int Tt;                           /* total session time */
@@ -88,8 +159,10 @@ struct log_fields {
 	int retries;                      /* %rc */
 	int redispatched;                 /* %rc gets a '+' prefix */
 	int srv_queue, be_queue;          /* %sq %bq */
-	int pid;                          /* %pid */
-	int thread;                       /* %tid? (not printed by default) */
+	unsigned int req_counter;         /* %rt: request/session number */
+	unsigned int log_count;           /* %lc: frontend log counter */
+	int pid;                          /* %pid; 0: global.pid */
+	int thread;                       /* (not printed by HAProxy 2.6) */
 };
 
 struct lf_node;                       /* compiled element, log.c private */
@@ -103,8 +176,11 @@ struct lf_expr {
 #define LF_TCPLOG_FORMAT \
 	"%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
 
-/* Compiles a log-format string. Unknown variables and bad syntax are errors
- * (message in <err>). Returns 0 or -1. */
+/* Compiles a log-format string: literal text, "%%", %var and %{flags}var
+ * (flags: +Q/-Q quote, +X/-X hex, +E/-E escape, +M/-M "-" for empty, "%o"
+ * sets them for the variables after it). Unknown variables, variables that
+ * need the HTTP layer, %[sample] and bad syntax are errors (message in
+ * <err>). Returns 0, or -1 with <out> left empty. */
 int lf_compile(const char *fmt, struct lf_expr *out, char *err, size_t errlen);
 void lf_free(struct lf_expr *e);
 

@@ -39,7 +39,6 @@ struct task {
 	_Atomic unsigned int state;
 	uint8_t tid;              /* owner thread, fixed at creation */
 	uint8_t klass;            /* enum task_class used on wake-up */
-	uint8_t in_inbox;         /* protected by the owner's inbox lock */
 	int heap_idx;             /* timer heap slot, -1 if none; owner only */
 	uint64_t expire;          /* ms, 0 = never; owner only */
 	task_fn process;
@@ -85,7 +84,8 @@ struct thread_ctx {
 
 	/* inbox: remote wake-ups land here. Protected by inbox_lock. */
 	pthread_mutex_t inbox_lock;
-	struct list inbox;
+	struct list inbox[TC_COUNT];
+	int inbox_len[TC_COUNT];
 	int sleeping;             /* announced "going to sleep" (inbox_lock) */
 
 	struct activity act;
@@ -93,7 +93,6 @@ struct thread_ctx {
 	_Atomic int in_poll;       /* watchdog: idle in epoll_wait */
 	int wdt_stuck;
 	void *wdt_timer;          /* timer_t */
-	struct list tasks_alive;  /* not used for iteration in hot paths */
 	int conns;                /* connections owned (for show activity) */
 	void *pools;              /* per-thread pool caches (pool.c) */
 };

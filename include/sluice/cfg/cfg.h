@@ -1,0 +1,90 @@
+/* Configuration parsing: files, sections, and the keyword registry.
+ *
+ * Each module declares its keywords in one table and registers it with
+ * CFG_REGISTER(); the parser looks a line up by its first word, or by its
+ * first two words ("timeout client", "option redispatch", "stats socket").
+ * Handlers return 0, or -1 with a message in <err>; the parser prefixes it
+ * with "[ALERT] file:line:" and counts the error.
+ */
+#ifndef SLUICE_CFG_CFG_H
+#define SLUICE_CFG_CFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum cfg_section {
+	CFG_SEC_NONE     = 0,
+	CFG_SEC_GLOBAL   = 0x01,
+	CFG_SEC_DEFAULTS = 0x02,
+	CFG_SEC_FRONTEND = 0x04,
+	CFG_SEC_BACKEND  = 0x08,
+	CFG_SEC_LISTEN   = 0x10,
+};
+#define CFG_SEC_PROXY  (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_BACKEND | CFG_SEC_LISTEN)
+#define CFG_SEC_FE     (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_LISTEN)
+#define CFG_SEC_BE     (CFG_SEC_DEFAULTS | CFG_SEC_BACKEND | CFG_SEC_LISTEN)
+#define CFG_SEC_FE_ONLY (CFG_SEC_FRONTEND | CFG_SEC_LISTEN)
+#define CFG_SEC_BE_ONLY (CFG_SEC_BACKEND | CFG_SEC_LISTEN)
+
+struct proxy;
+
+struct cfg_ctx {
+	const char *file;
+	int line;
+	enum cfg_section section;
+	struct proxy *px;        /* proxy being defined (defaults included) */
+	int negate;              /* the line started with "no" */
+	int warnings;
+};
+
+struct cfg_kw {
+	const char *kw;          /* first word */
+	const char *sub;         /* second word, or NULL */
+	unsigned int sections;   /* CFG_SEC_* where it is valid */
+	int (*parse)(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen);
+	int negatable;           /* accepts a "no" prefix */
+};
+
+struct cfg_kw_table {
+	struct cfg_kw_table *next;
+	const struct cfg_kw *kws;   /* terminated by an entry with kw == NULL */
+};
+
+void cfg_register(struct cfg_kw_table *t);
+
+#define CFG_REGISTER(table) \
+	static struct cfg_kw_table table##_reg = { NULL, table }; \
+	__attribute__((constructor)) static void table##_register(void) \
+	{ cfg_register(&table##_reg); }
+
+/* Parses a file, or every *.cfg file of a directory in name order.
+ * Returns the number of errors. */
+int cfg_parse_path(const char *path);
+
+/* Cross-checks after all files were read (references, modes, limits).
+ * Returns the number of errors. */
+int cfg_postparse(void);
+
+/* Post-parse hooks, registered by modules; each returns an error count. */
+struct cfg_post_hook {
+	int (*fn)(void);
+	struct cfg_post_hook *next;
+	int order;               /* lower runs first */
+};
+void cfg_register_post(struct cfg_post_hook *h);
+
+/* Reports an error for a location other than the current line. */
+void cfg_alert(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cfg_warning(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Value parsers. Return 0, or -1 with a message in <err>. */
+int cfg_parse_time_ms(const char *s, int *ms, char *err, size_t errlen);
+int cfg_parse_uint(const char *s, long max, long *out, char *err, size_t errlen);
+int cfg_parse_size(const char *s, long *out, char *err, size_t errlen);
+
+/* Checks that args[first..] is empty ("extra argument" error otherwise). */
+int cfg_no_more_args(char **args, int nargs, int first, char *err, size_t errlen);
+
+#endif

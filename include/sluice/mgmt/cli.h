@@ -1,0 +1,52 @@
+/* The stats socket command-line interface. */
+#ifndef SLUICE_MGMT_CLI_H
+#define SLUICE_MGMT_CLI_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sluice/core/list.h>
+
+struct listener;
+
+#define CLI_LEVEL_USER     0
+#define CLI_LEVEL_OPERATOR 1
+#define CLI_LEVEL_ADMIN    2
+
+extern struct list cli_binds;   /* struct bind_conf of `stats socket` lines */
+
+int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
+
+/* Output of a command: a growable text buffer. */
+struct cli_out {
+	char *buf;
+	size_t len;
+	size_t cap;
+	int failed;   /* allocation failed: output truncated */
+};
+
+void cli_printf(struct cli_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A CLI command: words matched against args[0..], a minimum level, and a
+ * handler that writes into <out>. Returns 0, or -1 after printing an
+ * error message into <out>. */
+struct cli_kw {
+	const char *words[4];
+	int level;
+	int (*fn)(char **args, int nargs, struct cli_out *out, int level);
+	const char *usage;    /* help text, NULL to hide */
+};
+
+struct cli_kw_table {
+	struct cli_kw_table *next;
+	const struct cli_kw *kws;
+};
+
+void cli_register(struct cli_kw_table *t);
+
+#define CLI_REGISTER(table) \
+	static struct cli_kw_table table##_reg = { NULL, table }; \
+	__attribute__((constructor)) static void table##_register(void) \
+	{ cli_register(&table##_reg); }
+
+#endif

@@ -1,0 +1,51 @@
+/* A connection: a non-blocking socket registered edge-triggered in its
+ * owner thread's epoll, and readiness flags that the I/O callback sets and
+ * the stream clears when a call returns EAGAIN. Owner thread only. */
+#ifndef SLUICE_NET_CONN_H
+#define SLUICE_NET_CONN_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sluice/core/buf.h>
+#include <sluice/core/poller.h>
+
+#define CONN_F_RD_READY   0x01
+#define CONN_F_WR_READY   0x02
+#define CONN_F_RD_SHUT    0x04   /* end of input seen (FIN) */
+#define CONN_F_WR_SHUT    0x08   /* we sent our FIN */
+#define CONN_F_ERROR      0x10
+#define CONN_F_HUP        0x20   /* peer closed both ways / reset */
+
+struct task;
+
+struct conn {
+	struct poll_handle ph;      /* ph.fd < 0 when closed */
+	unsigned int flags;
+	int err;                    /* errno of the failure */
+	struct task *task;          /* woken on I/O events */
+	struct sockaddr_storage src;
+	struct sockaddr_storage dst;
+};
+
+void conn_init(struct conn *c, struct task *t);
+/* Takes ownership of <fd> (non-blocking) and registers it. */
+int  conn_attach(struct conn *c, int fd);
+void conn_close(struct conn *c);
+/* Reads into <b>. Returns bytes read, 0 on EOF (sets RD_SHUT), -1 when it
+ * would block (clears RD_READY) or on error (sets ERROR). */
+ssize_t conn_recv(struct conn *c, struct buffer *b);
+ssize_t conn_send(struct conn *c, struct buffer *b);
+void conn_shutw(struct conn *c);
+/* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
+ * or -1 with errno. */
+int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len);
+/* After a connect: 0 if established, an errno otherwise (EINPROGRESS while
+ * still pending). */
+int  conn_connect_status(struct conn *c);
+
+static inline int conn_is_open(const struct conn *c)
+{
+	return c->ph.fd >= 0;
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* Listeners: the sockets of `bind` lines and stats sockets. */
+#ifndef SLUICE_NET_LISTENER_H
+#define SLUICE_NET_LISTENER_H
+
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/poller.h>
+
+struct bind_conf;
+struct proxy;
+struct listener;
+
+/* Called on the accepting thread with a new non-blocking socket. Returns 0,
+ * or -1 after closing <fd> itself. */
+typedef int (*accept_fn)(struct listener *l, int fd, const struct sockaddr_storage *from);
+
+struct listener {
+	struct list list;                /* all listeners */
+	struct bind_conf *bc;
+	struct proxy *fe;                /* NULL for the CLI */
+	accept_fn on_accept;
+	int shared_fd;                   /* inherited / unix: one socket, or -1 */
+	int fds[MAX_THREADS];            /* per-thread SO_REUSEPORT sockets */
+	struct poll_handle ph[MAX_THREADS];
+	uint8_t active[MAX_THREADS];     /* registered in that thread's epoll (owner) */
+	uint8_t paused[MAX_THREADS];     /* paused for a limit (owner) */
+	_Atomic int nbconn;              /* connections accepted and alive */
+	int maxconn;                     /* bind maxconn, 0 = none */
+	int closed;                      /* soft stop: set by its threads */
+};
+
+extern struct list listeners;
+
+/* Creates the listeners of every bind line (frontends and CLI) and binds
+ * their sockets. Reports errors itself ("[ALERT] file:line: ..."). Returns
+ * the number of errors. Runs before the threads start. */
+int  listeners_bind_all(void);
+
+/* Must be called when a connection accepted by <l> ends (any thread):
+ * lowers counters and resumes paused listeners. */
+void listener_conn_closed(struct listener *l);
+
+/* Wakes the threads that paused a listener, so that they check limits again
+ * (after a connection ended or a limit was raised). */
+void listeners_resume_all(void);
+
+/* Soft stop: every thread closes its listening sockets. */
+void listeners_soft_stop(void);
+
+#endif

@@ -1,0 +1,52 @@
+/* Servers of a backend. */
+#ifndef SLUICE_PROXY_SERVER_H
+#define SLUICE_PROXY_SERVER_H
+
+#include <stdatomic.h>
+#include <sluice/net/addr.h>
+#include <sluice/proxy/counters.h>
+#include <sluice/proxy/queue.h>
+
+enum srv_admin {
+	SRV_ADMIN_READY = 0,
+	SRV_ADMIN_DRAIN,         /* no new sessions from the balancer */
+	SRV_ADMIN_MAINT,         /* out of service */
+};
+
+#define SRV_WEIGHT_MAX 256
+
+struct server {
+	struct proxy *be;
+	char *name;
+	int puid;                /* id within the backend, from 1 */
+	char *conf_file;
+	int conf_line;
+	struct sl_addr addr;
+	char *addr_str;
+	int iweight;             /* configured weight */
+	_Atomic int uweight;     /* runtime weight (set server weight) */
+	_Atomic int admin;       /* enum srv_admin */
+	_Atomic int maxconn;     /* 0 = unlimited; runtime: set maxconn server */
+	int minconn;
+	int maxqueue;            /* 0 = unlimited */
+	int backup;
+	int send_proxy;          /* 0, 1 or 2 */
+	int disabled_at_start;
+	_Atomic int served;      /* slots in use: streams connected or connecting */
+	_Atomic int used_conns;  /* live server connections */
+	struct queue queue;
+	struct counters cnt;
+	/* load balancing state, protected by be->lb_lock */
+	int lb_cur;              /* smooth weighted round-robin accumulator */
+	int rr_static_pos;
+};
+
+struct server *server_new_default(void);
+void server_copy_settings(struct server *dst, const struct server *src);
+
+/* Weight used by the balancer now: 0 if not usable for new sessions. */
+int  srv_lb_weight(const struct server *srv);
+int  srv_is_usable(const struct server *srv);
+const char *srv_admin_name(int admin);
+
+#endif

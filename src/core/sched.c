@@ -1,0 +1,424 @@
+/* Per-thread scheduler: tasks, run classes, timers, cross-thread inbox.
+ *
+ * Ownership and locking rules
+ * ---------------------------
+ * - A task belongs to one thread (t->tid) for its whole life. Only the owner
+ *   runs it, sets its expiry, moves it between its run lists and frees it.
+ * - t->state is atomic: any thread may OR wake-up reasons into it. Whoever
+ *   flips TASK_QUEUED from 0 to 1 queues the task: the owner into its own run
+ *   list (no lock), another thread into the owner's inbox (inbox_lock).
+ * - A remote waker must itself guarantee that the task is alive while it
+ *   wakes it. The server queue does so by waking under the queue lock, which
+ *   an owner takes before dropping its queue entry.
+ * - task_destroy() of a queued task only marks it TASK_KILLED; the owner frees
+ *   it when it dequeues it, so a task sitting in the inbox is never freed
+ *   under a producer's feet.
+ * - inbox[], inbox_len[] and `sleeping` are protected by inbox_lock. Draining
+ *   is O(1) under the lock: each class's inbox is spliced onto its run list.
+ *
+ * Sleep protocol (no lost wake-up, signals only to sleepers)
+ * ----------------------------------------------------------
+ * The owner, under inbox_lock, checks that its inbox is empty and sets
+ * `sleeping`, then blocks in epoll_wait(). A producer, under the same lock,
+ * appends to the inbox and, if `sleeping` is set, clears it and writes the
+ * eventfd once after unlocking. Either the owner saw the task in its inbox
+ * and did not sleep, or the producer saw `sleeping` and signalled.
+ *
+ * Run classes and batches
+ * -----------------------
+ * Each loop runs at most tune.runqueue-depth tasks of the urgent class, as
+ * many of the normal class, and a quarter of that of the bulk class; tasks
+ * woken meanwhile go to the tail and wait for the next loop. Expired timers
+ * are also handled in bounded batches. No loop iteration is unbounded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/sched.h>
+
+struct thread_ctx thread_ctx[MAX_THREADS];
+__thread struct thread_ctx *th_ctx;
+int sched_shared_runqueue;
+
+/* Opt-in classic design (tune.queue.wakeup shared-runqueue): every remote
+ * wake-up goes through one global list and one lock, which every thread
+ * polls. Kept only to reproduce the difference on demand. */
+static pthread_mutex_t shared_rq_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct list shared_rq = LIST_HEAD_INIT(shared_rq);
+static _Atomic int shared_rq_len;
+
+#define TASK_URGENT 0x0008u   /* instant wake-up: next run goes to TC_URGENT */
+
+/* ---- timer heap (owner only) ---- */
+
+static void heap_swap(struct timer_heap *h, int a, int b)
+{
+	struct task *ta = h->slots[a], *tb = h->slots[b];
+
+	h->slots[a] = tb;
+	h->slots[b] = ta;
+	tb->heap_idx = a;
+	ta->heap_idx = b;
+}
+
+static void heap_up(struct timer_heap *h, int i)
+{
+	while (i > 0) {
+		int parent = (i - 1) / 2;
+
+		if (h->slots[parent]->expire <= h->slots[i]->expire)
+			break;
+		heap_swap(h, parent, i);
+		i = parent;
+	}
+}
+
+static void heap_down(struct timer_heap *h, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < h->count && h->slots[l]->expire < h->slots[m]->expire)
+			m = l;
+		if (r < h->count && h->slots[r]->expire < h->slots[m]->expire)
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(h, i, m);
+		i = m;
+	}
+}
+
+static int heap_insert(struct timer_heap *h, struct task *t)
+{
+	if (h->count == h->cap) {
+		int ncap = h->cap ? h->cap * 2 : 256;
+		struct task **n = realloc(h->slots, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		h->slots = n;
+		h->cap = ncap;
+	}
+	t->heap_idx = h->count;
+	h->slots[h->count++] = t;
+	heap_up(h, t->heap_idx);
+	return 0;
+}
+
+static void heap_remove(struct timer_heap *h, struct task *t)
+{
+	int i = t->heap_idx;
+
+	if (i < 0)
+		return;
+	h->count--;
+	if (i != h->count) {
+		heap_swap(h, i, h->count);
+		heap_down(h, i);
+		heap_up(h, i);
+	}
+	t->heap_idx = -1;
+}
+
+/* ---- thread set-up ---- */
+
+int sched_init_thread(struct thread_ctx *tc, int tid)
+{
+	memset(tc, 0, sizeof(*tc));
+	tc->tid = tid;
+	for (int c = 0; c < TC_COUNT; c++) {
+		list_init(&tc->runq[c]);
+		list_init(&tc->inbox[c]);
+	}
+	pthread_mutex_init(&tc->inbox_lock, NULL);
+	tc->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (tc->evfd < 0)
+		return -1;
+	tc->now_ms = clock_mono_ms();
+	return 0;
+}
+
+void sched_deinit_thread(struct thread_ctx *tc)
+{
+	if (tc->evfd >= 0)
+		close(tc->evfd);
+	tc->evfd = -1;
+	free(tc->timers.slots);
+	tc->timers.slots = NULL;
+	tc->timers.count = tc->timers.cap = 0;
+}
+
+/* ---- tasks ---- */
+
+struct task *task_new(task_fn fn, void *ctx, int tid, enum task_class klass,
+                      const char *name)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	list_init(&t->run);
+	t->tid = (uint8_t)tid;
+	t->klass = (uint8_t)klass;
+	t->heap_idx = -1;
+	t->process = fn;
+	t->ctx = ctx;
+	t->name = name;
+	return t;
+}
+
+void task_destroy(struct task *t)
+{
+	if (!t)
+		return;
+	heap_remove(&thread_ctx[t->tid].timers, t);
+	if (atomic_load(&t->state) & TASK_QUEUED) {
+		atomic_fetch_or(&t->state, TASK_KILLED);
+		return;
+	}
+	free(t);
+}
+
+void task_set_expire(struct task *t, uint64_t expire)
+{
+	struct timer_heap *h = &thread_ctx[t->tid].timers;
+
+	if (t->expire == expire && (expire == 0) == (t->heap_idx < 0))
+		return;
+	t->expire = expire;
+	if (!expire) {
+		heap_remove(h, t);
+		return;
+	}
+	if (t->heap_idx < 0) {
+		if (heap_insert(h, t) < 0)
+			t->expire = 0;   /* out of memory: the task keeps no timer */
+		return;
+	}
+	heap_down(h, t->heap_idx);
+	heap_up(h, t->heap_idx);
+}
+
+static void local_enqueue(struct thread_ctx *tc, struct task *t, int klass)
+{
+	list_append(&tc->runq[klass], &t->run);
+	tc->runq_len[klass]++;
+}
+
+static void signal_owner(struct thread_ctx *owner)
+{
+	uint64_t one = 1;
+	ssize_t ret = write(owner->evfd, &one, sizeof(one));
+
+	(void)ret;   /* EAGAIN: counter saturated, the owner wakes anyway */
+	if (th_ctx)
+		th_ctx->act.signals_sent++;
+}
+
+/* Appends <t> to its owner's inbox (NULL: only announce news) and signals the
+ * owner only if it announced that it sleeps. */
+static void remote_enqueue(struct task *t, struct thread_ctx *owner, int klass)
+{
+	int signal;
+
+	pthread_mutex_lock(&owner->inbox_lock);
+	if (t) {
+		list_append(&owner->inbox[klass], &t->run);
+		owner->inbox_len[klass]++;
+	}
+	signal = owner->sleeping;
+	owner->sleeping = 0;
+	pthread_mutex_unlock(&owner->inbox_lock);
+	if (signal)
+		signal_owner(owner);
+}
+
+static void shared_enqueue(struct task *t)
+{
+	pthread_mutex_lock(&shared_rq_lock);
+	list_append(&shared_rq, &t->run);
+	atomic_fetch_add(&shared_rq_len, 1);
+	pthread_mutex_unlock(&shared_rq_lock);
+	/* the classic design still has to wake a sleeping owner */
+	remote_enqueue(NULL, &thread_ctx[t->tid], TC_URGENT);
+}
+
+void task_wakeup(struct task *t, unsigned int reason)
+{
+	unsigned int old = atomic_fetch_or(&t->state, reason | TASK_QUEUED);
+
+	if (old & TASK_QUEUED)
+		return;
+	if (th_ctx && t->tid == th_ctx->tid) {
+		local_enqueue(th_ctx, t, t->klass);
+		th_ctx->act.wake_local++;
+		return;
+	}
+	remote_enqueue(t, &thread_ctx[t->tid], t->klass);
+	if (th_ctx)
+		th_ctx->act.wake_remote++;
+}
+
+void task_instant_wakeup(struct task *t, unsigned int reason)
+{
+	unsigned int old = atomic_fetch_or(&t->state, reason | TASK_QUEUED | TASK_URGENT);
+
+	if (old & TASK_QUEUED)
+		return;
+	if (th_ctx && t->tid == th_ctx->tid) {
+		/* wake-up elision: the freeing thread owns the waiter */
+		local_enqueue(th_ctx, t, TC_URGENT);
+		th_ctx->act.wake_elided++;
+		return;
+	}
+	if (th_ctx)
+		th_ctx->act.wake_instant++;
+	if (sched_shared_runqueue) {
+		shared_enqueue(t);
+		return;
+	}
+	remote_enqueue(t, &thread_ctx[t->tid], TC_URGENT);
+}
+
+/* ---- running ---- */
+
+void sched_drain_inbox(struct thread_ctx *tc)
+{
+	int any = 0;
+
+	for (int c = 0; c < TC_COUNT; c++)
+		any |= tc->inbox_len[c];   /* racy peek; the lock decides */
+	if (!any)
+		return;
+	pthread_mutex_lock(&tc->inbox_lock);
+	for (int c = 0; c < TC_COUNT; c++) {
+		list_splice_tail(&tc->runq[c], &tc->inbox[c]);
+		tc->runq_len[c] += tc->inbox_len[c];
+		tc->inbox_len[c] = 0;
+	}
+	pthread_mutex_unlock(&tc->inbox_lock);
+}
+
+/* Classic mode: pick up to <budget> tasks of this thread from the shared run
+ * queue. The scan is what makes the classic design expensive; it is bounded
+ * by the budget plus the tasks of other threads it skips, capped as well. */
+static void shared_rq_pull(struct thread_ctx *tc, int budget)
+{
+	struct list *pos, *tmp;
+	int scanned = 0;
+
+	if (!atomic_load(&shared_rq_len))
+		return;
+	pthread_mutex_lock(&shared_rq_lock);
+	list_for_each_safe(pos, tmp, &shared_rq) {
+		struct task *t = list_elem(pos, struct task, run);
+
+		if (++scanned > 4 * budget || !budget)
+			break;
+		if (t->tid != tc->tid)
+			continue;
+		list_del_init(&t->run);
+		atomic_fetch_sub(&shared_rq_len, 1);
+		local_enqueue(tc, t, TC_URGENT);
+		budget--;
+	}
+	pthread_mutex_unlock(&shared_rq_lock);
+}
+
+static int run_timers(struct thread_ctx *tc, int budget)
+{
+	struct timer_heap *h = &tc->timers;
+
+	while (h->count && budget--) {
+		struct task *t = h->slots[0];
+
+		if (t->expire > tc->now_ms)
+			return 0;
+		heap_remove(h, t);
+		t->expire = 0;
+		tc->act.timers_fired++;
+		task_wakeup(t, TASK_WOKEN_TIMER);
+	}
+	return h->count && h->slots[0]->expire <= tc->now_ms;
+}
+
+static void run_one(struct thread_ctx *tc, struct task *t)
+{
+	unsigned int state;
+
+	if (atomic_load(&t->state) & TASK_KILLED) {
+		free(t);
+		return;
+	}
+	state = atomic_exchange(&t->state, TASK_RUNNING);
+	tc->current = t;
+	tc->act.tasks_run++;
+	t = t->process(t, t->ctx, state);
+	tc->current = NULL;
+	if (t)
+		atomic_fetch_and(&t->state, ~TASK_RUNNING);
+}
+
+static void run_class(struct thread_ctx *tc, int c, int budget)
+{
+	while (budget-- > 0 && !list_empty(&tc->runq[c])) {
+		struct task *t = list_elem(tc->runq[c].next, struct task, run);
+
+		list_del_init(&t->run);
+		tc->runq_len[c]--;
+		run_one(tc, t);
+	}
+}
+
+int sched_run(struct thread_ctx *tc)
+{
+	int depth = global.runqueue_depth > 0 ? global.runqueue_depth : 200;
+	int bulk = depth / 4 ? depth / 4 : 1;
+	int more;
+
+	more = run_timers(tc, depth * 4);
+	sched_drain_inbox(tc);
+	if (sched_shared_runqueue)
+		shared_rq_pull(tc, depth);
+	run_class(tc, TC_URGENT, depth);
+	run_class(tc, TC_NORMAL, depth);
+	run_class(tc, TC_BULK, bulk);
+	for (int c = 0; c < TC_COUNT; c++)
+		more |= !list_empty(&tc->runq[c]);
+	if (more)
+		tc->act.budget_exhausted++;
+	return more;
+}
+
+uint64_t sched_next_expiry(struct thread_ctx *tc)
+{
+	return tc->timers.count ? tc->timers.slots[0]->expire : 0;
+}
+
+int sched_prepare_sleep(struct thread_ctx *tc)
+{
+	int empty = 1;
+
+	pthread_mutex_lock(&tc->inbox_lock);
+	for (int c = 0; c < TC_COUNT; c++)
+		empty &= list_empty(&tc->inbox[c]);
+	if (empty)
+		tc->sleeping = 1;
+	pthread_mutex_unlock(&tc->inbox_lock);
+	if (empty && sched_shared_runqueue && atomic_load(&shared_rq_len)) {
+		sched_woke(tc);
+		return 0;
+	}
+	return empty;
+}
+
+void sched_woke(struct thread_ctx *tc)
+{
+	pthread_mutex_lock(&tc->inbox_lock);
+	tc->sleeping = 0;
+	pthread_mutex_unlock(&tc->inbox_lock);
+}

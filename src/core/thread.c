@@ -1,0 +1,78 @@
+/* Worker threads. Thread 0 is the main thread; threads 1..n-1 are created
+ * with every signal blocked, so that signals reach the main thread only. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sluice/core/global.h>
+#include <sluice/core/poller.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+
+static struct thread_init_hook *init_hooks;
+
+void thread_register_init(struct thread_init_hook *h)
+{
+	h->next = init_hooks;
+	init_hooks = h;
+}
+
+int threads_prepare(void)
+{
+	for (int i = 0; i < global.nbthread; i++) {
+		struct thread_ctx *tc = &thread_ctx[i];
+
+		if (sched_init_thread(tc, i) < 0)
+			return -1;
+		tc->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (tc->epfd < 0)
+			return -1;
+	}
+	th_ctx = &thread_ctx[0];
+	return 0;
+}
+
+static void *thread_main(void *arg)
+{
+	struct thread_ctx *tc = arg;
+
+	th_ctx = tc;
+	for (struct thread_init_hook *h = init_hooks; h; h = h->next) {
+		if (h->fn(tc->tid) < 0) {
+			fprintf(stderr, "[ALERT] thread %d failed to initialise\n", tc->tid + 1);
+			atomic_store(&global.hard_stop, 1);
+			threads_wake_all();
+			return NULL;
+		}
+	}
+	poller_loop();
+	return NULL;
+}
+
+void threads_run(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (int i = 1; i < global.nbthread; i++)
+		pthread_create(&thread_ctx[i].pth, NULL, thread_main, &thread_ctx[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	thread_ctx[0].pth = pthread_self();
+	thread_main(&thread_ctx[0]);
+	for (int i = 1; i < global.nbthread; i++)
+		pthread_join(thread_ctx[i].pth, NULL);
+}
+
+void threads_wake_all(void)
+{
+	uint64_t one = 1;
+
+	for (int i = 0; i < global.nbthread; i++) {
+		ssize_t r = write(thread_ctx[i].evfd, &one, sizeof(one));
+
+		(void)r;
+	}
+}

@@ -1,0 +1,618 @@
+/* CLI commands that report and change the running state: show info, show
+ * stat (HAProxy's CSV columns, in HAProxy's order, so that existing tools
+ * parse it), show servers state, show activity, show sess, show env, and
+ * the server/maxconn setters.
+ *
+ * Reads are racy snapshots of atomics and per-thread counters (display
+ * only). Changes go through atomics; queue hand-overs they make possible are
+ * done by queue_process(), under the queue locks.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/sched.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/lb.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/stream.h>
+
+extern char **environ;
+
+static int cli_show_info(char **, int, struct cli_out *, int);
+static int cli_show_stat(char **, int, struct cli_out *, int);
+static int cli_show_servers_state(char **, int, struct cli_out *, int);
+static int cli_show_activity(char **, int, struct cli_out *, int);
+static int cli_show_sess(char **, int, struct cli_out *, int);
+static int cli_show_env(char **, int, struct cli_out *, int);
+static int cli_set_server(char **, int, struct cli_out *, int);
+static int cli_enable_disable_server(char **, int, struct cli_out *, int);
+static int cli_set_maxconn(char **, int, struct cli_out *, int);
+static int cli_show_version(char **, int, struct cli_out *, int);
+
+static const struct cli_kw stats_kws[] = {
+	{ { "show", "info" }, CLI_LEVEL_USER, cli_show_info,
+	  "show info                               : report information about the running process" },
+	{ { "show", "stat" }, CLI_LEVEL_USER, cli_show_stat,
+	  "show stat                               : report counters for each proxy and server (CSV)" },
+	{ { "show", "servers", "state" }, CLI_LEVEL_USER, cli_show_servers_state,
+	  "show servers state [<backend>]          : dump volatile server information" },
+	{ { "show", "activity" }, CLI_LEVEL_USER, cli_show_activity,
+	  "show activity                           : show per-thread activity counters" },
+	{ { "show", "sess" }, CLI_LEVEL_OPERATOR, cli_show_sess,
+	  "show sess                               : report the list of current sessions" },
+	{ { "show", "env" }, CLI_LEVEL_OPERATOR, cli_show_env,
+	  "show env [<var>]                        : dump environment variables known to the process" },
+	{ { "show", "version" }, CLI_LEVEL_USER, cli_show_version,
+	  "show version                            : show version of the current process" },
+	{ { "set", "server" }, CLI_LEVEL_ADMIN, cli_set_server,
+	  "set server <bk>/<srv> state|weight ...  : change a server's state or weight" },
+	{ { "enable", "server" }, CLI_LEVEL_ADMIN, cli_enable_disable_server,
+	  "enable server <bk>/<srv>                : enable a disabled server (set state ready)" },
+	{ { "disable", "server" }, CLI_LEVEL_ADMIN, cli_enable_disable_server,
+	  "disable server <bk>/<srv>               : disable a server (set state maint)" },
+	{ { "set", "maxconn" }, CLI_LEVEL_ADMIN, cli_set_maxconn,
+	  "set maxconn [global|frontend|server] ...: change a maxconn setting" },
+	{ { NULL } }
+};
+CLI_REGISTER(stats_kws)
+
+static uint64_t uptime_sec(void)
+{
+	return (clock_mono_ms() - global.start_ms) / 1000;
+}
+
+static int cli_show_version(char **args, int nargs, struct cli_out *out, int level)
+{
+	cli_printf(out, "%s\n", SLUICE_VERSION);
+	return 0;
+}
+
+static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
+{
+	uint64_t up = uptime_sec();
+	int run_queue = 0, tasks = 0;
+
+	for (int i = 0; i < global.nbthread; i++)
+		for (int c = 0; c < TC_COUNT; c++)
+			run_queue += thread_ctx[i].runq_len[c];
+	tasks = stream_count() + run_queue;
+	cli_printf(out, "Name: sluice\n");
+	cli_printf(out, "Version: %s\n", SLUICE_VERSION);
+	cli_printf(out, "Release_date: 2026/11/22\n");
+	cli_printf(out, "Nbthread: %d\n", global.nbthread);
+	cli_printf(out, "Nbproc: 1\n");
+	cli_printf(out, "Process_num: 1\n");
+	cli_printf(out, "Pid: %d\n", global.pid);
+	cli_printf(out, "Uptime: %llud %lluh%02llum%02llus\n", (unsigned long long)(up / 86400),
+	           (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
+	           (unsigned long long)(up % 60));
+	cli_printf(out, "Uptime_sec: %llu\n", (unsigned long long)up);
+	cli_printf(out, "Maxconn: %d\n", atomic_load(&global.maxconn_rt));
+	cli_printf(out, "Hard_maxconn: %d\n", global.maxconn);
+	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
+	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
+	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_sess));
+	cli_printf(out, "Tasks: %d\n", tasks);
+	cli_printf(out, "Run_queue: %d\n", run_queue);
+	cli_printf(out, "node: %s\n", global.node ? global.node : "");
+	cli_printf(out, "Stopping: %d\n", atomic_load(&global.stopping));
+	cli_printf(out, "Jobs: %d\n", stream_count());
+	cli_printf(out, "Listeners: %d\n", 0 + (int)(!list_empty(&listeners)));
+	cli_printf(out, "DroppedLogs: %llu\n", (unsigned long long)atomic_load(&global.dropped_logs));
+	return 0;
+}
+
+/* ---- show stat ---- */
+
+/* HAProxy 2.6's column names, in order: tools index columns by position. */
+static const char stat_header[] =
+	"# pxname,svname,qcur,qmax,scur,smax,slim,stot,bin,bout,dreq,dresp,ereq,econ,eresp,"
+	"wretr,wredis,status,weight,act,bck,chkfail,chkdown,lastchg,downtime,qlimit,pid,iid,"
+	"sid,throttle,lbtot,tracked,type,rate,rate_lim,rate_max,check_status,check_code,"
+	"check_duration,hrsp_1xx,hrsp_2xx,hrsp_3xx,hrsp_4xx,hrsp_5xx,hrsp_other,hanafail,"
+	"req_rate,req_rate_max,req_tot,cli_abrt,srv_abrt,comp_in,comp_out,comp_byp,comp_rsp,"
+	"lastsess,last_chk,last_agt,qtime,ctime,rtime,ttime,agent_status,agent_code,"
+	"agent_duration,check_desc,agent_desc,check_rise,check_fall,check_health,agent_rise,"
+	"agent_fall,agent_health,addr,cookie,mode,algo,conn_rate,conn_rate_max,conn_tot,"
+	"intercepted,dcon,dses,wrew,connect,reuse,cache_lookups,cache_hits,srv_icur,src_ilim,"
+	"qtime_max,ctime_max,rtime_max,ttime_max,eint,idle_conn_cur,safe_conn_cur,"
+	"used_conn_cur,need_conn_est,uweight,agg_server_status,agg_server_check_status,"
+	"agg_check_status,\n";
+
+enum stat_col {
+	ST_PXNAME, ST_SVNAME, ST_QCUR, ST_QMAX, ST_SCUR, ST_SMAX, ST_SLIM, ST_STOT, ST_BIN,
+	ST_BOUT, ST_DREQ, ST_DRESP, ST_EREQ, ST_ECON, ST_ERESP, ST_WRETR, ST_WREDIS, ST_STATUS,
+	ST_WEIGHT, ST_ACT, ST_BCK, ST_CHKFAIL, ST_CHKDOWN, ST_LASTCHG, ST_DOWNTIME, ST_QLIMIT,
+	ST_PID, ST_IID, ST_SID, ST_THROTTLE, ST_LBTOT, ST_TRACKED, ST_TYPE, ST_RATE,
+	ST_RATE_LIM, ST_RATE_MAX, ST_CHECK_STATUS, ST_CHECK_CODE, ST_CHECK_DURATION,
+	ST_HRSP_1XX, ST_HRSP_2XX, ST_HRSP_3XX, ST_HRSP_4XX, ST_HRSP_5XX, ST_HRSP_OTHER,
+	ST_HANAFAIL, ST_REQ_RATE, ST_REQ_RATE_MAX, ST_REQ_TOT, ST_CLI_ABRT, ST_SRV_ABRT,
+	ST_COMP_IN, ST_COMP_OUT, ST_COMP_BYP, ST_COMP_RSP, ST_LASTSESS, ST_LAST_CHK,
+	ST_LAST_AGT, ST_QTIME, ST_CTIME, ST_RTIME, ST_TTIME, ST_AGENT_STATUS, ST_AGENT_CODE,
+	ST_AGENT_DURATION, ST_CHECK_DESC, ST_AGENT_DESC, ST_CHECK_RISE, ST_CHECK_FALL,
+	ST_CHECK_HEALTH, ST_AGENT_RISE, ST_AGENT_FALL, ST_AGENT_HEALTH, ST_ADDR, ST_COOKIE,
+	ST_MODE, ST_ALGO, ST_CONN_RATE, ST_CONN_RATE_MAX, ST_CONN_TOT, ST_INTERCEPTED,
+	ST_DCON, ST_DSES, ST_WREW, ST_CONNECT, ST_REUSE, ST_CACHE_LOOKUPS, ST_CACHE_HITS,
+	ST_SRV_ICUR, ST_SRC_ILIM, ST_QTIME_MAX, ST_CTIME_MAX, ST_RTIME_MAX, ST_TTIME_MAX,
+	ST_EINT, ST_IDLE_CONN_CUR, ST_SAFE_CONN_CUR, ST_USED_CONN_CUR, ST_NEED_CONN_EST,
+	ST_UWEIGHT, ST_AGG_SERVER_STATUS, ST_AGG_SERVER_CHECK_STATUS, ST_AGG_CHECK_STATUS,
+	ST_COUNT
+};
+
+struct stat_row {
+	char *f[ST_COUNT];
+};
+
+static void row_set(struct stat_row *r, enum stat_col c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void row_set(struct stat_row *r, enum stat_col c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&r->f[c], fmt, ap) < 0)
+		r->f[c] = NULL;
+	va_end(ap);
+}
+
+static void row_u64(struct stat_row *r, enum stat_col c, uint64_t v)
+{
+	row_set(r, c, "%llu", (unsigned long long)v);
+}
+
+static void row_emit(struct cli_out *out, struct stat_row *r)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		/* CSV: names never hold commas (validated at parse time) */
+		cli_printf(out, "%s,", r->f[i] ? r->f[i] : "");
+		free(r->f[i]);
+		r->f[i] = NULL;
+	}
+	cli_printf(out, "\n");
+}
+
+static void row_common(struct stat_row *r, const struct proxy *px, const char *svname,
+                       const struct counters *c, int type, int sid)
+{
+	row_set(r, ST_PXNAME, "%s", px->name);
+	row_set(r, ST_SVNAME, "%s", svname);
+	row_u64(r, ST_SMAX, (uint64_t)atomic_load(&((struct counters *)c)->cur_max));
+	row_u64(r, ST_STOT, atomic_load(&((struct counters *)c)->cum_sess));
+	row_u64(r, ST_BIN, atomic_load(&((struct counters *)c)->bytes_in));
+	row_u64(r, ST_BOUT, atomic_load(&((struct counters *)c)->bytes_out));
+	row_set(r, ST_PID, "1");
+	row_set(r, ST_IID, "%d", px->uuid);
+	row_set(r, ST_SID, "%d", sid);
+	row_set(r, ST_TYPE, "%d", type);
+	row_set(r, ST_MODE, "%s", proxy_mode_name(px->mode));
+}
+
+static void stat_frontend(struct cli_out *out, struct proxy *px)
+{
+	struct stat_row r = { 0 };
+	const struct counters *c = &px->fe_cnt;
+
+	row_common(&r, px, "FRONTEND", c, 0, 0);
+	row_set(&r, ST_SCUR, "%d", atomic_load(&px->feconn));
+	row_set(&r, ST_SLIM, "%d", proxy_fe_maxconn(px) ? proxy_fe_maxconn(px) :
+	        atomic_load(&global.maxconn_rt));
+	row_u64(&r, ST_DREQ, atomic_load(&px->fe_cnt.denied_req));
+	row_set(&r, ST_DRESP, "0");
+	row_u64(&r, ST_EREQ, atomic_load(&px->fe_cnt.failed_req));
+	row_set(&r, ST_STATUS, "%s", px->disabled || atomic_load(&global.stopping) ? "STOP" : "OPEN");
+	row_set(&r, ST_RATE, "0");
+	row_set(&r, ST_RATE_LIM, "0");
+	row_set(&r, ST_RATE_MAX, "0");
+	row_u64(&r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
+	row_set(&r, ST_CONN_RATE, "0");
+	row_set(&r, ST_CONN_RATE_MAX, "0");
+	row_set(&r, ST_DCON, "0");
+	row_set(&r, ST_DSES, "0");
+	row_emit(out, &r);
+}
+
+static const char *srv_status(const struct server *s)
+{
+	switch (atomic_load(&((struct server *)s)->admin)) {
+	case SRV_ADMIN_MAINT: return "MAINT";
+	case SRV_ADMIN_DRAIN: return "DRAIN";
+	default:              return "no check";
+	}
+}
+
+static void stat_server(struct cli_out *out, struct proxy *be, struct server *s)
+{
+	struct stat_row r = { 0 };
+	char addr[128];
+	int maxc = atomic_load(&s->maxconn);
+
+	row_common(&r, be, s->name, &s->cnt, 2, s->puid);
+	row_set(&r, ST_QCUR, "%d", atomic_load(&s->queue.len));
+	row_set(&r, ST_QMAX, "%d", atomic_load(&s->cnt.queue_max));
+	row_set(&r, ST_SCUR, "%d", atomic_load(&s->served));
+	if (maxc)
+		row_set(&r, ST_SLIM, "%d", maxc);
+	row_set(&r, ST_DRESP, "0");
+	row_u64(&r, ST_ECON, atomic_load(&s->cnt.failed_conns));
+	row_set(&r, ST_ERESP, "0");
+	row_u64(&r, ST_WRETR, atomic_load(&s->cnt.retries));
+	row_u64(&r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
+	row_set(&r, ST_STATUS, "%s", srv_status(s));
+	row_set(&r, ST_WEIGHT, "%d", srv_lb_weight(s));
+	row_set(&r, ST_ACT, "%d", s->backup ? 0 : 1);
+	row_set(&r, ST_BCK, "%d", s->backup ? 1 : 0);
+	row_set(&r, ST_LASTCHG, "%llu", (unsigned long long)uptime_sec());
+	if (s->maxqueue)
+		row_set(&r, ST_QLIMIT, "%d", s->maxqueue);
+	row_u64(&r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
+	row_set(&r, ST_RATE, "0");
+	row_set(&r, ST_RATE_MAX, "0");
+	row_u64(&r, ST_CLI_ABRT, atomic_load(&s->cnt.cli_aborts));
+	row_u64(&r, ST_SRV_ABRT, atomic_load(&s->cnt.srv_aborts));
+	{
+		int64_t last = atomic_load(&s->cnt.last_sess);
+
+		row_set(&r, ST_LASTSESS, "%lld", last ? (long long)(time(NULL) - last) : -1LL);
+	}
+	row_set(&r, ST_QTIME, "0");
+	row_set(&r, ST_CTIME, "0");
+	row_set(&r, ST_RTIME, "0");
+	row_set(&r, ST_TTIME, "0");
+	row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
+	row_set(&r, ST_SRV_ICUR, "0");
+	row_set(&r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
+	row_set(&r, ST_IDLE_CONN_CUR, "0");
+	row_set(&r, ST_SAFE_CONN_CUR, "0");
+	row_set(&r, ST_NEED_CONN_EST, "0");
+	row_set(&r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
+	row_emit(out, &r);
+}
+
+static void stat_backend(struct cli_out *out, struct proxy *be)
+{
+	struct stat_row r = { 0 };
+	int act = 0, bck = 0, wact = 0, wbck = 0;
+
+	for (int i = 0; i < be->nsrv; i++) {
+		struct server *s = be->srv[i];
+		int w = srv_lb_weight(s);
+
+		if (!srv_is_usable(s))
+			continue;
+		if (s->backup) {
+			bck++;
+			wbck += w;
+		} else {
+			act++;
+			wact += w;
+		}
+	}
+	row_common(&r, be, "BACKEND", &be->be_cnt, 1, 0);
+	row_set(&r, ST_QCUR, "%d", atomic_load(&be->queue.len));
+	row_set(&r, ST_QMAX, "%d", atomic_load(&be->be_cnt.queue_max));
+	row_set(&r, ST_SCUR, "%d", atomic_load(&be->beconn));
+	row_set(&r, ST_SLIM, "%d", be->fullconn ? be->fullconn : 0);
+	row_u64(&r, ST_DREQ, atomic_load(&be->be_cnt.denied_req));
+	row_set(&r, ST_DRESP, "0");
+	row_u64(&r, ST_ECON, atomic_load(&be->be_cnt.failed_conns));
+	row_set(&r, ST_ERESP, "0");
+	row_u64(&r, ST_WRETR, atomic_load(&be->be_cnt.retries));
+	row_u64(&r, ST_WREDIS, atomic_load(&be->be_cnt.redispatches));
+	row_set(&r, ST_STATUS, "%s", act || bck ? "UP" : "DOWN");
+	row_set(&r, ST_WEIGHT, "%d", act ? wact : wbck);
+	row_set(&r, ST_ACT, "%d", act);
+	row_set(&r, ST_BCK, "%d", bck);
+	row_set(&r, ST_CHKDOWN, "0");
+	row_set(&r, ST_LASTCHG, "%llu", (unsigned long long)uptime_sec());
+	row_set(&r, ST_DOWNTIME, "0");
+	row_u64(&r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
+	row_set(&r, ST_RATE, "0");
+	row_set(&r, ST_RATE_MAX, "0");
+	row_u64(&r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
+	row_u64(&r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
+	row_set(&r, ST_LASTSESS, "-1");
+	row_set(&r, ST_QTIME, "0");
+	row_set(&r, ST_CTIME, "0");
+	row_set(&r, ST_RTIME, "0");
+	row_set(&r, ST_TTIME, "0");
+	row_set(&r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
+	row_set(&r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	row_emit(out, &r);
+}
+
+static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct list *pos, *tmp;
+
+	cli_printf(out, "%s", stat_header);
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (px->cap & PX_CAP_FE)
+			stat_frontend(out, px);
+		if (px->cap & PX_CAP_BE) {
+			for (int i = 0; i < px->nsrv; i++)
+				stat_server(out, px, px->srv[i]);
+			stat_backend(out, px);
+		}
+	}
+	return 0;
+}
+
+/* ---- show servers state ---- */
+
+static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct list *pos, *tmp;
+	const char *only = nargs > 3 ? args[3] : NULL;
+
+	if (only && !proxy_find(only, PX_CAP_BE)) {
+		cli_printf(out, "Can't find backend.\n");
+		return -1;
+	}
+	cli_printf(out, "1\n# be_id be_name srv_id srv_name srv_addr srv_op_state "
+	           "srv_admin_state srv_uweight srv_iweight srv_time_since_last_change "
+	           "srv_check_status srv_check_result srv_check_health srv_check_state "
+	           "srv_agent_state bk_f_forced_id srv_f_forced_id srv_fqdn srv_port srvrecord "
+	           "srv_use_ssl srv_check_port srv_check_addr srv_agent_addr srv_agent_port\n");
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (!(px->cap & PX_CAP_BE) || (only && strcmp(px->name, only) != 0))
+			continue;
+		for (int i = 0; i < px->nsrv; i++) {
+			struct server *s = px->srv[i];
+			int admin = atomic_load(&s->admin);
+			char host[64];
+
+			/* admin state bits as HAProxy encodes them: 0x01 forced
+			 * maintenance, 0x08 drain */
+			cli_printf(out, "%d %s %d %s %s %d %d %d %d %llu 1 0 2 0 0 0 0 - %d - 0 0 - - 0\n",
+			           px->uuid, px->name, s->puid, s->name,
+			           addr_host_str(&s->addr.ss, host, sizeof(host)),
+			           admin == SRV_ADMIN_MAINT ? 0 : 2,
+			           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
+			           atomic_load(&s->uweight), s->iweight,
+			           (unsigned long long)uptime_sec(), addr_port(&s->addr.ss));
+		}
+	}
+	return 0;
+}
+
+/* ---- show activity ---- */
+
+static int cli_show_activity(char **args, int nargs, struct cli_out *out, int level)
+{
+#define ACT_ROW(label, field) do { \
+		uint64_t tot = 0; \
+		for (int i = 0; i < global.nbthread; i++) \
+			tot += thread_ctx[i].act.field; \
+		cli_printf(out, "%-16s %llu [", label ":", (unsigned long long)tot); \
+		for (int i = 0; i < global.nbthread; i++) \
+			cli_printf(out, " %llu", (unsigned long long)thread_ctx[i].act.field); \
+		cli_printf(out, " ]\n"); \
+	} while (0)
+
+	cli_printf(out, "thread_id: %d (1..%d)\n", th_ctx ? th_ctx->tid + 1 : 0, global.nbthread);
+	cli_printf(out, "queue_wakeup: %s\n", sched_shared_runqueue ? "shared-runqueue" : "instant");
+	ACT_ROW("loops", loops);
+	ACT_ROW("tasks_run", tasks_run);
+	ACT_ROW("wake_local", wake_local);
+	ACT_ROW("wake_remote", wake_remote);
+	ACT_ROW("wake_elided", wake_elided);
+	ACT_ROW("wake_instant", wake_instant);
+	ACT_ROW("signals_sent", signals_sent);
+	ACT_ROW("signals_rcvd", signals_rcvd);
+	ACT_ROW("sleeps", sleeps);
+	ACT_ROW("poll_events", poll_events);
+	ACT_ROW("timers_fired", timers_fired);
+	ACT_ROW("accepted", accepts);
+	ACT_ROW("budget_left", budget_exhausted);
+	ACT_ROW("wdt_warnings", wdt_warnings);
+	{
+		cli_printf(out, "%-16s", "conns:");
+		for (int i = 0; i < global.nbthread; i++)
+			cli_printf(out, " %d", thread_ctx[i].conns);
+		cli_printf(out, "\n");
+	}
+#undef ACT_ROW
+	return 0;
+}
+
+static int cli_show_sess(char **args, int nargs, struct cli_out *out, int level)
+{
+	stream_dump_all(out, 10000);
+	return 0;
+}
+
+static int cli_show_env(char **args, int nargs, struct cli_out *out, int level)
+{
+	if (nargs > 2) {
+		const char *v = getenv(args[2]);
+
+		if (!v) {
+			cli_printf(out, "Variable not found\n");
+			return -1;
+		}
+		cli_printf(out, "%s=%s\n", args[2], v);
+		return 0;
+	}
+	for (char **e = environ; *e; e++)
+		cli_printf(out, "%s\n", *e);
+	return 0;
+}
+
+/* ---- setters ---- */
+
+static struct server *find_server_arg(const char *arg, struct cli_out *out)
+{
+	char name[256];
+	const char *slash = strchr(arg, '/');
+	struct proxy *be;
+	struct server *s;
+
+	if (!slash || (size_t)(slash - arg) >= sizeof(name)) {
+		cli_printf(out, "Require 'backend/server'.\n");
+		return NULL;
+	}
+	memcpy(name, arg, (size_t)(slash - arg));
+	name[slash - arg] = '\0';
+	be = proxy_find(name, PX_CAP_BE);
+	if (!be) {
+		cli_printf(out, "No such backend.\n");
+		return NULL;
+	}
+	s = server_find(be, slash + 1);
+	if (!s)
+		cli_printf(out, "No such server.\n");
+	return s;
+}
+
+/* Lets waiters use slots that a state, weight or limit change made usable.
+ * Bounded by the server's limit, never by the number of waiters. */
+static void srv_kick_queues(struct server *s)
+{
+	int maxc = atomic_load(&s->maxconn);
+	int rounds = maxc ? maxc / 32 + 1 : 64;
+
+	while (rounds-- > 0 && (atomic_load(&s->queue.len) || atomic_load(&s->be->queue.len))) {
+		int before = atomic_load(&s->served);
+
+		queue_process(s);
+		if (atomic_load(&s->served) == before)
+			break;
+	}
+}
+
+static void srv_set_admin(struct server *s, int admin)
+{
+	atomic_store(&s->admin, admin);
+	if (admin == SRV_ADMIN_READY)
+		srv_kick_queues(s);
+}
+
+static int cli_set_server(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct server *s;
+
+	if (nargs < 5) {
+		cli_printf(out, "usage: set server <backend>/<server> state ready|drain|maint | "
+		           "weight <0-256>[%%]\n");
+		return -1;
+	}
+	s = find_server_arg(args[2], out);
+	if (!s)
+		return -1;
+	if (strcmp(args[3], "state") == 0) {
+		if (!strcmp(args[4], "ready"))
+			srv_set_admin(s, SRV_ADMIN_READY);
+		else if (!strcmp(args[4], "drain"))
+			srv_set_admin(s, SRV_ADMIN_DRAIN);
+		else if (!strcmp(args[4], "maint"))
+			srv_set_admin(s, SRV_ADMIN_MAINT);
+		else {
+			cli_printf(out, "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n");
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(args[3], "weight") == 0) {
+		char *end;
+		long w = strtol(args[4], &end, 10);
+
+		if (end == args[4] || (*end && strcmp(end, "%") != 0) || w < 0) {
+			cli_printf(out, "Require <weight> or <weight%%>.\n");
+			return -1;
+		}
+		if (*end == '%')
+			w = (long)s->iweight * w / 100;
+		if (w > SRV_WEIGHT_MAX) {
+			cli_printf(out, "Weight is out of range (0-%d).\n", SRV_WEIGHT_MAX);
+			return -1;
+		}
+		if (s->be->lb_algo == LB_STATIC_RR && w != 0 && w != s->iweight) {
+			cli_printf(out, "Backend is using a static LB algorithm and only accepts "
+			           "weights '0%%' and '100%%'.\n");
+			return -1;
+		}
+		atomic_store(&s->uweight, (int)w);
+		if (w)
+			srv_kick_queues(s);
+		return 0;
+	}
+	cli_printf(out, "'set server <srv>' only supports 'state' and 'weight' in this "
+	           "version of sluice.\n");
+	return -1;
+}
+
+static int cli_enable_disable_server(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct server *s;
+
+	if (nargs < 3) {
+		cli_printf(out, "Require 'backend/server'.\n");
+		return -1;
+	}
+	s = find_server_arg(args[2], out);
+	if (!s)
+		return -1;
+	srv_set_admin(s, strcmp(args[0], "enable") == 0 ? SRV_ADMIN_READY : SRV_ADMIN_MAINT);
+	return 0;
+}
+
+static int cli_set_maxconn(char **args, int nargs, struct cli_out *out, int level)
+{
+	long v;
+	char *end;
+
+	if (nargs < 4 || (strcmp(args[2], "global") != 0 && nargs < 5)) {
+		cli_printf(out, "usage: set maxconn global <value> | frontend <fe> <value> | "
+		           "server <bk>/<srv> <value>\n");
+		return -1;
+	}
+	v = strtol(args[nargs - 1], &end, 10);
+	if (*end || v < 0 || end == args[nargs - 1]) {
+		cli_printf(out, "Value out of range.\n");
+		return -1;
+	}
+	if (strcmp(args[2], "global") == 0) {
+		if (v > global.maxconn) {
+			cli_printf(out, "Value out of range (max %d).\n", global.maxconn);
+			return -1;
+		}
+		atomic_store(&global.maxconn_rt, v ? (int)v : global.maxconn);
+		listeners_resume_all();
+		return 0;
+	}
+	if (strcmp(args[2], "frontend") == 0) {
+		struct proxy *fe = proxy_find(args[3], PX_CAP_FE);
+
+		if (!fe) {
+			cli_printf(out, "No such frontend.\n");
+			return -1;
+		}
+		atomic_store(&fe->fe_maxconn_rt, (int)v);
+		listeners_resume_all();
+		return 0;
+	}
+	if (strcmp(args[2], "server") == 0) {
+		struct server *s = find_server_arg(args[3], out);
+
+		if (!s)
+			return -1;
+		atomic_store(&s->maxconn, (int)v);
+		srv_kick_queues(s);
+		return 0;
+	}
+	cli_printf(out, "'set maxconn' only supports 'global', 'frontend' and 'server'.\n");
+	return -1;
+}

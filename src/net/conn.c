@@ -1,0 +1,155 @@
+/* Raw TCP/unix transport. Sockets are registered once, edge-triggered, for
+ * input, output and peer shutdown; the callback records readiness and wakes
+ * the owning task, which does the I/O. Owner thread only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sluice/core/sched.h>
+#include <sluice/net/conn.h>
+
+static void conn_io_cb(struct poll_handle *h, uint32_t ev)
+{
+	struct conn *c = h->owner;
+
+	if (ev & (EPOLLIN | EPOLLRDHUP))
+		c->flags |= CONN_F_RD_READY;
+	if (ev & EPOLLOUT)
+		c->flags |= CONN_F_WR_READY;
+	if (ev & (EPOLLERR | EPOLLHUP))
+		c->flags |= CONN_F_RD_READY | CONN_F_WR_READY | CONN_F_HUP;
+	task_wakeup(c->task, TASK_WOKEN_IO);
+}
+
+void conn_init(struct conn *c, struct task *t)
+{
+	c->ph.fd = -1;
+	c->ph.cb = conn_io_cb;
+	c->ph.owner = c;
+	c->flags = 0;
+	c->err = 0;
+	c->task = t;
+}
+
+int conn_attach(struct conn *c, int fd)
+{
+	c->ph.fd = fd;
+	c->flags = 0;
+	if (poller_add(&c->ph, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+		c->err = errno;
+		c->ph.fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void conn_close(struct conn *c)
+{
+	if (c->ph.fd < 0)
+		return;
+	poller_del(&c->ph);
+	close(c->ph.fd);
+	c->ph.fd = -1;
+}
+
+ssize_t conn_recv(struct conn *c, struct buffer *b)
+{
+	ssize_t n;
+
+	buf_realign(b);
+	if (!buf_room(b))
+		return -1;
+	do {
+		n = recv(c->ph.fd, buf_tail(b), buf_room(b), 0);
+	} while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		b->data += (size_t)n;
+		return n;
+	}
+	if (n == 0) {
+		c->flags |= CONN_F_RD_SHUT;
+		c->flags &= ~CONN_F_RD_READY;
+		return 0;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		c->flags &= ~CONN_F_RD_READY;
+	} else {
+		c->err = errno;
+		c->flags |= CONN_F_ERROR | CONN_F_RD_SHUT;
+		c->flags &= ~CONN_F_RD_READY;
+	}
+	return -1;
+}
+
+ssize_t conn_send(struct conn *c, struct buffer *b)
+{
+	ssize_t n;
+
+	if (!b->data)
+		return 0;
+	do {
+		n = send(c->ph.fd, buf_head(b), b->data, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		buf_consume(b, (size_t)n);
+		return n;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		c->flags &= ~CONN_F_WR_READY;
+	} else {
+		c->err = n < 0 ? errno : EPIPE;
+		c->flags |= CONN_F_ERROR;
+		c->flags &= ~CONN_F_WR_READY;
+	}
+	return -1;
+}
+
+void conn_shutw(struct conn *c)
+{
+	if (c->ph.fd < 0 || (c->flags & CONN_F_WR_SHUT))
+		return;
+	shutdown(c->ph.fd, SHUT_WR);
+	c->flags |= CONN_F_WR_SHUT;
+}
+
+int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len)
+{
+	int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	if (fd < 0)
+		return -1;
+	if (dst->ss_family != AF_UNIX)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (conn_attach(c, fd) < 0) {
+		close(fd);
+		errno = c->err;
+		return -1;
+	}
+	c->dst = *dst;
+	return 0;
+}
+
+int conn_connect_status(struct conn *c)
+{
+	int err = 0;
+	socklen_t l = sizeof(err);
+
+	if (!(c->flags & (CONN_F_WR_READY | CONN_F_HUP)))
+		return EINPROGRESS;
+	if (getsockopt(c->ph.fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+		return errno;
+	if (!err) {
+		l = sizeof(c->src);
+		getsockname(c->ph.fd, (struct sockaddr *)&c->src, &l);
+	}
+	return err;
+}

@@ -1,0 +1,343 @@
+/* Listeners.
+ *
+ * Addresses that sluice binds itself get one SO_REUSEPORT socket per thread
+ * allowed by the bind line's `thread` set: the kernel spreads connections
+ * over them and each thread accepts only on its own socket. Inherited
+ * sockets (fd@N) and unix sockets get one shared socket, registered by each
+ * allowed thread with EPOLLEXCLUSIVE so that a connection wakes one thread.
+ *
+ * Ownership: l->ph[i], l->active[i], l->paused[i] and l->fds[i] belong to
+ * thread i. nbconn is atomic. A thread that hits a limit (global, frontend
+ * or bind maxconn) unregisters its socket and marks it paused; when a
+ * connection ends, listener_conn_closed() wakes every thread's resume task
+ * (bulk class) if some listener is paused, and each thread re-registers its
+ * own sockets once limits allow. Accepts per wake-up are capped by
+ * tune.maxaccept, so a flood of connections never makes a loop unbounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stream.h>
+
+struct list listeners = LIST_HEAD_INIT(listeners);
+static _Atomic int nb_paused;                 /* listener/thread pairs paused */
+static struct task *resume_task[MAX_THREADS];
+static struct task *stop_task[MAX_THREADS];
+
+static int thread_allowed(const struct bind_conf *bc, int tid)
+{
+	return !bc->thread_mask || (bc->thread_mask & (1ull << tid));
+}
+
+static int limits_reached(struct listener *l)
+{
+	int gmax = atomic_load_explicit(&global.maxconn_rt, memory_order_relaxed);
+
+	if (l->fe) {
+		int femax = proxy_fe_maxconn(l->fe);
+
+		if (atomic_load(&global.actconn) >= gmax)
+			return 1;
+		if (atomic_load(&l->fe->feconn) >= femax)
+			return 1;
+	}
+	return l->maxconn && atomic_load(&l->nbconn) >= l->maxconn;
+}
+
+static uint32_t listen_events(const struct listener *l)
+{
+	return l->shared_fd >= 0 ? EPOLLIN | EPOLLEXCLUSIVE : EPOLLIN;
+}
+
+static void listener_pause(struct listener *l, int tid)
+{
+	if (!l->active[tid])
+		return;
+	poller_del(&l->ph[tid]);
+	l->active[tid] = 0;
+	l->paused[tid] = 1;
+	atomic_fetch_add(&nb_paused, 1);
+}
+
+static void accept_cb(struct poll_handle *h, uint32_t ev)
+{
+	struct listener *l = h->owner;
+	int tid = th_ctx->tid;
+	int budget = global.maxaccept > 0 ? global.maxaccept : 64;
+
+	while (budget-- > 0) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		int fd;
+
+		if (limits_reached(l)) {
+			listener_pause(l, tid);
+			return;
+		}
+		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				listener_pause(l, tid);   /* resumed when a connection ends */
+			return;
+		}
+		if (fl == 0 || from.ss_family == AF_UNSPEC)
+			from.ss_family = AF_UNIX;
+		th_ctx->act.accepts++;
+		atomic_fetch_add(&l->nbconn, 1);
+		if (l->fe)
+			atomic_fetch_add(&global.actconn, 1);
+		atomic_fetch_add(&global.cum_conns, 1);
+		if (l->on_accept(l, fd, &from) < 0)
+			listener_conn_closed(l);
+	}
+}
+
+/* Bulk task of each thread: re-registers its paused listeners. */
+static struct task *resume_process(struct task *t, void *ctx, unsigned int state)
+{
+	int tid = th_ctx->tid;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		if (!l->paused[tid] || l->closed || limits_reached(l))
+			continue;
+		if (poller_add(&l->ph[tid], listen_events(l)) == 0) {
+			l->paused[tid] = 0;
+			l->active[tid] = 1;
+			atomic_fetch_sub(&nb_paused, 1);
+		}
+	}
+	return t;
+}
+
+void listeners_resume_all(void)
+{
+	if (atomic_load(&nb_paused) > 0) {
+		for (int i = 0; i < global.nbthread; i++)
+			if (resume_task[i])
+				task_wakeup(resume_task[i], TASK_WOKEN_OTHER);
+	}
+}
+
+void listener_conn_closed(struct listener *l)
+{
+	atomic_fetch_sub(&l->nbconn, 1);
+	if (l->fe)
+		atomic_fetch_sub(&global.actconn, 1);
+	listeners_resume_all();
+}
+
+/* Bulk task of each thread: closes its listening sockets on soft stop. */
+static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
+{
+	int tid = th_ctx->tid;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		if (!l->fe)
+			continue;   /* the CLI stays available while draining */
+		if (l->active[tid])
+			poller_del(&l->ph[tid]);
+		if (l->paused[tid])
+			atomic_fetch_sub(&nb_paused, 1);
+		l->active[tid] = l->paused[tid] = 0;
+		if (l->shared_fd < 0 && l->fds[tid] >= 0) {
+			close(l->fds[tid]);
+			l->fds[tid] = -1;
+		}
+		l->closed = 1;
+	}
+	return t;
+}
+
+void listeners_soft_stop(void)
+{
+	for (int i = 0; i < global.nbthread; i++)
+		if (stop_task[i])
+			task_wakeup(stop_task[i], TASK_WOKEN_OTHER);
+}
+
+/* Per-thread start-up: create the thread's tasks, register its sockets. */
+static int listeners_thread_init(int tid)
+{
+	struct list *pos, *tmp;
+
+	resume_task[tid] = task_new(resume_process, NULL, tid, TC_BULK, "listener_resume");
+	stop_task[tid] = task_new(stop_process, NULL, tid, TC_BULK, "listener_stop");
+	if (!resume_task[tid] || !stop_task[tid])
+		return -1;
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+		int fd = l->shared_fd >= 0 ? l->shared_fd : l->fds[tid];
+
+		if (fd < 0 || !thread_allowed(l->bc, tid))
+			continue;
+		l->ph[tid].fd = fd;
+		l->ph[tid].cb = accept_cb;
+		l->ph[tid].owner = l;
+		if (poller_add(&l->ph[tid], listen_events(l)) < 0)
+			return -1;
+		l->active[tid] = 1;
+	}
+	return 0;
+}
+
+static struct thread_init_hook listeners_hook = { .fn = listeners_thread_init };
+
+__attribute__((constructor)) static void listeners_register(void)
+{
+	thread_register_init(&listeners_hook);
+}
+
+/* ---- binding ---- */
+
+static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err, size_t errlen)
+{
+	const struct sl_addr *a = &bc->addr;
+	int fd, one = 1;
+	int backlog = bc->backlog > 0 ? bc->backlog :
+	              (bc->maxconn > 0 ? bc->maxconn : 1024);
+
+	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create socket: %s", strerror(errno));
+		return -1;
+	}
+	if (a->kind == ADDR_INET) {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (reuseport)
+			setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (a->ss.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	}
+	if (a->kind == ADDR_UNIX) {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)&a->ss;
+
+		unlink(un->sun_path);   /* a stale socket from a previous run */
+	}
+	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0) {
+		snprintf(err, errlen, "cannot bind socket (%s) for [%s]", strerror(errno),
+		         bc->addr_str);
+		close(fd);
+		return -1;
+	}
+	if (a->kind == ADDR_UNIX && bc->mode_perm >= 0)
+		chmod(((const struct sockaddr_un *)&a->ss)->sun_path, (mode_t)bc->mode_perm);
+	if (listen(fd, backlog) < 0) {
+		snprintf(err, errlen, "cannot listen on [%s]: %s", bc->addr_str, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int adopt_inherited(const struct bind_conf *bc, char *err, size_t errlen)
+{
+	int fd = bc->addr.fd, acc = 0;
+	socklen_t l = sizeof(acc);
+
+	if (fcntl(fd, F_GETFD) < 0) {
+		snprintf(err, errlen, "inherited descriptor fd@%d is not open", fd);
+		return -1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &l) < 0 || !acc) {
+		snprintf(err, errlen, "inherited descriptor fd@%d is not a listening socket", fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
+static int listener_create(struct bind_conf *bc)
+{
+	char err[256] = "";
+	int failed = 0;
+	struct listener *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return 1;
+	l->bc = bc;
+	l->fe = bc->is_cli ? NULL : bc->fe;
+	l->on_accept = bc->is_cli ? cli_accept : stream_accept;
+	l->maxconn = bc->maxconn;
+	l->shared_fd = -1;
+	for (int i = 0; i < MAX_THREADS; i++)
+		l->fds[i] = -1;
+	bc->lst = l;
+
+	if (bc->addr.kind == ADDR_FD) {
+		l->shared_fd = adopt_inherited(bc, err, sizeof(err));
+	} else if (bc->addr.kind != ADDR_INET) {
+		l->shared_fd = bind_one_socket(bc, 0, err, sizeof(err));
+	} else {
+		for (int i = 0; i < global.nbthread; i++) {
+			if (!thread_allowed(bc, i))
+				continue;
+			l->fds[i] = bind_one_socket(bc, 1, err, sizeof(err));
+			if (l->fds[i] < 0) {
+				failed = 1;
+				break;
+			}
+		}
+	}
+	if (bc->addr.kind != ADDR_INET && l->shared_fd < 0)
+		failed = 1;
+	if (failed) {
+		cfg_alert(bc->file, bc->line, "%s '%s': %s.",
+		          bc->is_cli ? "stats socket" : "proxy",
+		          bc->is_cli ? bc->addr_str : bc->fe->name, err);
+		return 1;
+	}
+	list_append(&listeners, &l->list);
+	return 0;
+}
+
+int listeners_bind_all(void)
+{
+	struct list *pos, *tmp, *bpos, *btmp;
+	int errors = 0;
+
+	list_for_each_safe(bpos, btmp, &cli_binds)
+		errors += listener_create(list_elem(bpos, struct bind_conf, list));
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (!(px->cap & PX_CAP_FE) || px->disabled)
+			continue;
+		list_for_each_safe(bpos, btmp, &px->binds) {
+			struct bind_conf *bc = list_elem(bpos, struct bind_conf, list);
+			uint64_t all = global.nbthread >= 64 ? ~0ull : (1ull << global.nbthread) - 1;
+
+			if (bc->thread_mask && !(bc->thread_mask & all)) {
+				cfg_alert(bc->file, bc->line, "'bind %s': 'thread' names no thread "
+				          "among the %d started (nbthread).", bc->addr_str,
+				          global.nbthread);
+				errors++;
+				continue;
+			}
+			errors += listener_create(bc);
+		}
+	}
+	return errors;
+}

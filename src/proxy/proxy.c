@@ -1,0 +1,823 @@
+/* Proxies: frontend, backend, listen and defaults sections, their keywords,
+ * inheritance from defaults, and the cross-checks done after parsing.
+ *
+ * Everything here runs at configuration time, single-threaded. At run time
+ * a proxy's settings are read-only; counters and connection counts are
+ * atomics; the balancer state is under lb_lock (see lb.c) and the backend
+ * queue under its own lock (see queue.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+
+struct list proxies = LIST_HEAD_INIT(proxies);
+static struct list defaults_list = LIST_HEAD_INIT(defaults_list);
+static struct proxy *last_defaults;
+static int next_uuid = 1;
+
+static int kw_mode(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_bind(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_maxconn(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_fullconn(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_default_backend(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_use_backend(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_balance(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_timeout(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_retries(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_option(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_disabled(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_ignored(struct cfg_ctx *, char **, int, char *, size_t);
+
+static const struct cfg_kw proxy_kws[] = {
+	{ "mode",            NULL,        CFG_SEC_PROXY,   kw_mode },
+	{ "bind",            NULL,        CFG_SEC_FE_ONLY, kw_bind },
+	{ "maxconn",         NULL,        CFG_SEC_FE,      kw_maxconn },
+	{ "fullconn",        NULL,        CFG_SEC_BE,      kw_fullconn },
+	{ "default_backend", NULL,        CFG_SEC_FE,      kw_default_backend },
+	{ "use_backend",     NULL,        CFG_SEC_FE_ONLY, kw_use_backend },
+	{ "balance",         NULL,        CFG_SEC_BE,      kw_balance },
+	{ "timeout",         "client",    CFG_SEC_FE,      kw_timeout },
+	{ "timeout",         "client-fin", CFG_SEC_FE,     kw_timeout },
+	{ "timeout",         "server",    CFG_SEC_BE,      kw_timeout },
+	{ "timeout",         "server-fin", CFG_SEC_BE,     kw_timeout },
+	{ "timeout",         "connect",   CFG_SEC_BE,      kw_timeout },
+	{ "timeout",         "queue",     CFG_SEC_BE,      kw_timeout },
+	{ "timeout",         "tunnel",    CFG_SEC_BE,      kw_timeout },
+	{ "timeout",         "check",     CFG_SEC_BE,      kw_ignored },
+	{ "retries",         NULL,        CFG_SEC_BE,      kw_retries },
+	{ "option",          "redispatch", CFG_SEC_BE,     kw_option, 1 },
+	{ "option",          "tcplog",    CFG_SEC_FE,      kw_option },
+	{ "option",          "dontlognull", CFG_SEC_FE,    kw_option, 1 },
+	{ "option",          "allbackups", CFG_SEC_BE,     kw_option, 1 },
+	{ "log",             NULL,        CFG_SEC_PROXY | CFG_SEC_GLOBAL, kw_log, 1 },
+	{ "log-format",      NULL,        CFG_SEC_FE,      kw_log_format },
+	{ "disabled",        NULL,        CFG_SEC_PROXY,   kw_disabled },
+	{ "enabled",         NULL,        CFG_SEC_PROXY,   kw_disabled },
+	{ "description",     NULL,        CFG_SEC_PROXY,   kw_ignored },
+	{ NULL }
+};
+CFG_REGISTER(proxy_kws)
+
+const char *proxy_mode_name(enum px_mode m)
+{
+	return m == PX_MODE_HTTP ? "http" : "tcp";
+}
+
+static void proxy_set_defaults(struct proxy *px)
+{
+	px->retries = 3;
+	px->mode = PX_MODE_TCP;
+	px->lb_algo = LB_ROUNDROBIN;
+	px->random_draws = 2;
+	atomic_init(&px->fe_maxconn_rt, -1);
+	list_init(&px->logs);
+	list_init(&px->binds);
+	list_init(&px->use_backends);
+	px->defsrv = server_new_default();
+	pthread_mutex_init(&px->lb_lock, NULL);
+	queue_init(&px->queue);
+}
+
+static struct log_target *log_target_dup(const struct log_target *src)
+{
+	struct log_target *t = malloc(sizeof(*t));
+
+	if (!t)
+		return NULL;
+	*t = *src;
+	list_init(&t->list);
+	t->fd = -1;
+	return t;
+}
+
+/* Copies what a proxy inherits from a defaults section. */
+static void proxy_inherit(struct proxy *px, const struct proxy *def)
+{
+	struct list *pos, *tmp;
+
+	px->mode = def->mode;
+	px->timeout_client = def->timeout_client;
+	px->timeout_server = def->timeout_server;
+	px->timeout_connect = def->timeout_connect;
+	px->timeout_queue = def->timeout_queue;
+	px->timeout_tunnel = def->timeout_tunnel;
+	px->timeout_client_fin = def->timeout_client_fin;
+	px->timeout_server_fin = def->timeout_server_fin;
+	px->retries = def->retries;
+	px->options = def->options;
+	px->fullconn = def->fullconn;
+	px->lb_algo = def->lb_algo;
+	px->random_draws = def->random_draws;
+	if (px->cap & PX_CAP_FE)
+		px->maxconn = def->maxconn;
+	if (def->log_format)
+		px->log_format = strdup(def->log_format);
+	if (def->defbe_name && (px->cap & PX_CAP_FE)) {
+		px->defbe_name = strdup(def->defbe_name);
+		px->defbe_file = def->defbe_file;
+		px->defbe_line = def->defbe_line;
+	}
+	list_for_each_safe(pos, tmp, &def->logs) {
+		struct log_target *t = log_target_dup(list_elem(pos, struct log_target, list));
+
+		if (t)
+			list_append(&px->logs, &t->list);
+	}
+	server_copy_settings(px->defsrv, def->defsrv);
+	px->defaults = (struct proxy *)def;
+}
+
+static struct proxy *find_defaults(const char *name)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &defaults_list) {
+		struct proxy *d = list_elem(pos, struct proxy, list);
+
+		if (d->name && strcmp(d->name, name) == 0)
+			return d;
+	}
+	return NULL;
+}
+
+struct proxy *proxy_find(const char *name, unsigned int cap)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if ((px->cap & cap) && strcmp(px->name, name) == 0)
+			return px;
+	}
+	return NULL;
+}
+
+static int valid_name(const char *n)
+{
+	if (!*n)
+		return 0;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
+		      (*n >= '0' && *n <= '9') || *n == '-' || *n == '_' ||
+		      *n == '.' || *n == ':'))
+			return 0;
+	return 1;
+}
+
+struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
+                              char **args, int nargs, char *err, size_t errlen)
+{
+	const char *name = nargs > 1 ? args[1] : NULL;
+	const char *from = NULL;
+	struct proxy *px, *def = last_defaults;
+	unsigned int cap;
+
+	if (nargs > 2) {
+		if (strcmp(args[2], "from") != 0 || nargs != 4) {
+			snprintf(err, errlen, "'%s %s': expects only 'from <defaults>' after the name.",
+			         args[0], name);
+			return NULL;
+		}
+		from = args[3];
+	}
+	if (sec == CFG_SEC_DEFAULTS) {
+		cap = PX_CAP_DEF;
+		if (name && !valid_name(name)) {
+			snprintf(err, errlen, "invalid character in defaults name '%s'.", name);
+			return NULL;
+		}
+	} else {
+		cap = sec == CFG_SEC_FRONTEND ? PX_CAP_FE :
+		      sec == CFG_SEC_BACKEND ? PX_CAP_BE : PX_CAP_FE | PX_CAP_BE;
+		if (!name) {
+			snprintf(err, errlen, "'%s' expects a name.", args[0]);
+			return NULL;
+		}
+		if (!valid_name(name)) {
+			snprintf(err, errlen, "invalid character in %s name '%s'.", args[0], name);
+			return NULL;
+		}
+		px = proxy_find(name, cap);
+		if (px) {
+			snprintf(err, errlen, "%s '%s' has the same name as %s '%s' declared at %s:%d.",
+			         args[0], name,
+			         (px->cap & PX_CAP_FE) && (px->cap & PX_CAP_BE) ? "listen" :
+			         (px->cap & PX_CAP_FE) ? "frontend" : "backend",
+			         px->name, px->conf_file, px->conf_line);
+			return NULL;
+		}
+	}
+	if (from) {
+		def = find_defaults(from);
+		if (!def) {
+			snprintf(err, errlen, "defaults section '%s' not found for %s '%s'.",
+			         from, args[0], name ? name : "");
+			return NULL;
+		}
+	}
+	px = calloc(1, sizeof(*px));
+	if (!px) {
+		snprintf(err, errlen, "out of memory.");
+		return NULL;
+	}
+	proxy_set_defaults(px);
+	px->cap = cap;
+	px->name = name ? strdup(name) : NULL;
+	px->conf_file = strdup(ctx->file);
+	px->conf_line = ctx->line;
+	if (def)
+		proxy_inherit(px, def);
+	if (cap == PX_CAP_DEF) {
+		list_append(&defaults_list, &px->list);
+		last_defaults = px;
+	} else {
+		px->uuid = next_uuid++;
+		list_append(&proxies, &px->list);
+	}
+	return px;
+}
+
+void proxy_cfg_end(struct cfg_ctx *ctx)
+{
+}
+
+/* The frontend's limit in force: its `maxconn`, else the global one; the
+ * CLI may change it (0 then means "accept nothing"). */
+int proxy_fe_maxconn(const struct proxy *fe)
+{
+	int rt = atomic_load_explicit(&((struct proxy *)fe)->fe_maxconn_rt, memory_order_relaxed);
+
+	if (rt >= 0)
+		return rt;
+	return fe->maxconn ? fe->maxconn : atomic_load(&global.maxconn_rt);
+}
+
+/* ---- keywords ---- */
+
+static int kw_mode(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects 'tcp' or 'http'.");
+		return -1;
+	}
+	if (strcmp(args[1], "tcp") == 0) {
+		ctx->px->mode = PX_MODE_TCP;
+		return 0;
+	}
+	if (strcmp(args[1], "http") == 0) {
+		snprintf(err, errlen, "mode 'http' is not supported by this version of sluice yet "
+		         "(only 'tcp').");
+		return -1;
+	}
+	snprintf(err, errlen, "unknown mode '%s' (expects 'tcp' or 'http').", args[1]);
+	return -1;
+}
+
+static int kw_maxconn(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 2 || cfg_parse_uint(args[1], 10000000, &v, err, errlen) < 0) {
+		if (nargs != 2)
+			snprintf(err, errlen, "expects one integer.");
+		return -1;
+	}
+	ctx->px->maxconn = (int)v;
+	return 0;
+}
+
+static int kw_fullconn(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 2 || cfg_parse_uint(args[1], 10000000, &v, err, errlen) < 0) {
+		if (nargs != 2)
+			snprintf(err, errlen, "expects one integer.");
+		return -1;
+	}
+	ctx->px->fullconn = (int)v;
+	return 0;
+}
+
+static int kw_default_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                              size_t errlen)
+{
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects a backend name.");
+		return -1;
+	}
+	free(ctx->px->defbe_name);
+	ctx->px->defbe_name = strdup(args[1]);
+	ctx->px->defbe_file = strdup(ctx->file);
+	ctx->px->defbe_line = ctx->line;
+	return 0;
+}
+
+static int kw_use_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	struct use_backend_rule *r;
+
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects a backend name.");
+		return -1;
+	}
+	if (nargs > 2) {
+		snprintf(err, errlen, "conditions ('%s ...') need ACLs, which this version of "
+		         "sluice does not support yet.", args[2]);
+		return -1;
+	}
+	r = calloc(1, sizeof(*r));
+	r->name = strdup(args[1]);
+	r->file = strdup(ctx->file);
+	r->line = ctx->line;
+	list_append(&ctx->px->use_backends, &r->list);
+	return 0;
+}
+
+static int kw_balance(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; enum lb_algo algo; } algos[] = {
+		{ "roundrobin", LB_ROUNDROBIN }, { "static-rr", LB_STATIC_RR },
+		{ "leastconn", LB_LEASTCONN }, { "first", LB_FIRST },
+		{ "source", LB_SOURCE }, { "random", LB_RANDOM },
+	};
+
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects an algorithm.");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+		const char *a = args[1];
+		long draws = 2;
+
+		if (strcmp(a, algos[i].name) != 0 &&
+		    !(algos[i].algo == LB_RANDOM && strncmp(a, "random(", 7) == 0))
+			continue;
+		if (algos[i].algo == LB_RANDOM && a[6] == '(') {
+			char num[16];
+			size_t l = strlen(a + 7);
+
+			if (l < 2 || l > sizeof(num) || a[7 + l - 1] != ')') {
+				snprintf(err, errlen, "invalid '%s' (expects random(<draws>)).", a);
+				return -1;
+			}
+			memcpy(num, a + 7, l - 1);
+			num[l - 1] = '\0';
+			if (cfg_parse_uint(num, 100, &draws, err, errlen) < 0 || draws < 1) {
+				snprintf(err, errlen, "invalid number of draws in '%s'.", a);
+				return -1;
+			}
+		}
+		if (cfg_no_more_args(args, nargs, 2, err, errlen) < 0)
+			return -1;
+		ctx->px->lb_algo = algos[i].algo;
+		ctx->px->random_draws = (int)draws;
+		return 0;
+	}
+	if (!strcmp(args[1], "uri") || !strcmp(args[1], "url_param") ||
+	    !strncmp(args[1], "hdr(", 4) || !strncmp(args[1], "rdp-cookie", 10) ||
+	    !strcmp(args[1], "hash")) {
+		snprintf(err, errlen, "algorithm '%s' needs HTTP support, which this version of "
+		         "sluice does not have yet.", args[1]);
+		return -1;
+	}
+	snprintf(err, errlen, "unknown algorithm '%s' (roundrobin, static-rr, leastconn, first, "
+	         "source, random).", args[1]);
+	return -1;
+}
+
+static int kw_timeout(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; size_t off; } tab[] = {
+		{ "client",     offsetof(struct proxy, timeout_client) },
+		{ "server",     offsetof(struct proxy, timeout_server) },
+		{ "connect",    offsetof(struct proxy, timeout_connect) },
+		{ "queue",      offsetof(struct proxy, timeout_queue) },
+		{ "tunnel",     offsetof(struct proxy, timeout_tunnel) },
+		{ "client-fin", offsetof(struct proxy, timeout_client_fin) },
+		{ "server-fin", offsetof(struct proxy, timeout_server_fin) },
+	};
+	int ms;
+
+	if (nargs != 3) {
+		snprintf(err, errlen, "expects one time value.");
+		return -1;
+	}
+	if (cfg_parse_time_ms(args[2], &ms, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(args[1], tab[i].name) == 0) {
+			*(int *)((char *)ctx->px + tab[i].off) = ms;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "unknown timeout '%s'.", args[1]);
+	return -1;
+}
+
+static int kw_retries(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one integer.");
+		return -1;
+	}
+	if (cfg_parse_uint(args[1], 1000, &v, err, errlen) < 0)
+		return -1;
+	ctx->px->retries = (int)v;
+	return 0;
+}
+
+static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; unsigned int flag; } tab[] = {
+		{ "redispatch", PX_O_REDISPATCH }, { "tcplog", PX_O_TCPLOG },
+		{ "dontlognull", PX_O_DONTLOGNULL }, { "allbackups", PX_O_ALLBACKUPS },
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(args[1], tab[i].name) != 0)
+			continue;
+		if (tab[i].flag == PX_O_TCPLOG && nargs == 3 && strcmp(args[2], "clf") == 0) {
+			snprintf(err, errlen, "'clf' format is not supported yet.");
+			return -1;
+		}
+		if (cfg_no_more_args(args, nargs, 2, err, errlen) < 0)
+			return -1;
+		if (ctx->negate)
+			ctx->px->options &= ~tab[i].flag;
+		else
+			ctx->px->options |= tab[i].flag;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown option '%s'.", args[1]);
+	return -1;
+}
+
+static int kw_log(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	struct list *logs = ctx->section == CFG_SEC_GLOBAL ? &global.logs : &ctx->px->logs;
+	struct log_target *t;
+
+	if (ctx->negate) {
+		/* "no log": forget inherited targets */
+		struct list *pos, *tmp;
+
+		if (nargs != 1) {
+			snprintf(err, errlen, "'no log' takes no argument.");
+			return -1;
+		}
+		list_for_each_safe(pos, tmp, logs) {
+			list_del_init(pos);
+			log_target_free(list_elem(pos, struct log_target, list));
+		}
+		ctx->px->options &= ~PX_O_LOG_GLOBAL;
+		return 0;
+	}
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects 'global' or a target address.");
+		return -1;
+	}
+	if (strcmp(args[1], "global") == 0) {
+		if (ctx->section == CFG_SEC_GLOBAL) {
+			snprintf(err, errlen, "'log global' is only valid in a proxy section.");
+			return -1;
+		}
+		if (cfg_no_more_args(args, nargs, 2, err, errlen) < 0)
+			return -1;
+		ctx->px->options |= PX_O_LOG_GLOBAL;
+		return 0;
+	}
+	t = log_target_parse(args + 1, nargs - 1, err, errlen);
+	if (!t)
+		return -1;
+	t->conf_file = strdup(ctx->file);
+	t->conf_line = ctx->line;
+	list_append(logs, &t->list);
+	return 0;
+}
+
+static int kw_log_format(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects a format string.");
+		return -1;
+	}
+	if (nargs > 2) {
+		snprintf(err, errlen, "expects one argument; quote the format string "
+		         "(got '%s' as an extra word).", args[2]);
+		return -1;
+	}
+	free(ctx->px->log_format);
+	ctx->px->log_format = strdup(args[1]);
+	return 0;
+}
+
+static int kw_disabled(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (cfg_no_more_args(args, nargs, 1, err, errlen) < 0)
+		return -1;
+	ctx->px->disabled = strcmp(args[0], "disabled") == 0;
+	return 0;
+}
+
+static int kw_ignored(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	return 0;
+}
+
+/* ---- bind ---- */
+
+static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t errlen)
+{
+	char buf[128], *save = NULL, *tok;
+
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(err, errlen, "thread set '%s' is too long.", s);
+		return -1;
+	}
+	strcpy(buf, s);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash, *end;
+		long lo, hi;
+
+		if (strcmp(tok, "all") == 0) {
+			*mask = ~0ull;
+			continue;
+		}
+		if (strcmp(tok, "odd") == 0) {
+			*mask |= 0x5555555555555555ull;
+			continue;
+		}
+		if (strcmp(tok, "even") == 0) {
+			*mask |= 0xaaaaaaaaaaaaaaaaull;
+			continue;
+		}
+		if (strchr(tok, '/')) {
+			snprintf(err, errlen, "thread groups ('%s') are not supported.", tok);
+			return -1;
+		}
+		lo = strtol(tok, &end, 10);
+		hi = lo;
+		dash = end;
+		if (*dash == '-')
+			hi = strtol(dash + 1, &end, 10);
+		if (*end || lo < 1 || hi < lo || hi > MAX_THREADS) {
+			snprintf(err, errlen, "invalid thread set '%s' (expects 'all', 'odd', 'even', "
+			         "N or N-M with 1 <= N <= %d).", s, MAX_THREADS);
+			return -1;
+		}
+		for (long i = lo; i <= hi; i++)
+			*mask |= 1ull << (i - 1);
+	}
+	return 0;
+}
+
+/* Options of a `bind` line that sluice knows but has not implemented yet:
+ * refused by name rather than ignored. */
+static int bind_unsupported(const char *o)
+{
+	static const char *const names[] = {
+		"ssl", "crt", "ca-file", "alpn", "npn", "tfo", "transparent",
+		"interface", "namespace", "defer-accept", "v4v6", "v6only", "mss",
+		"proto", "quic-cc-algo", "process", "nice", "ciphers", NULL
+	};
+
+	for (int i = 0; names[i]; i++)
+		if (strcmp(o, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
+                       char *err, size_t errlen)
+{
+	for (int i = first; i < nargs; i++) {
+		const char *o = args[i];
+		long v;
+
+		if (strcmp(o, "accept-proxy") == 0) {
+			bc->accept_proxy = 1;
+			continue;
+		}
+		if (strcmp(o, "name") == 0 || strcmp(o, "backlog") == 0 ||
+		    strcmp(o, "maxconn") == 0 || strcmp(o, "thread") == 0 ||
+		    strcmp(o, "level") == 0 || strcmp(o, "mode") == 0 ||
+		    strcmp(o, "id") == 0 || strcmp(o, "expose-fd") == 0 ||
+		    strcmp(o, "user") == 0 || strcmp(o, "group") == 0 ||
+		    strcmp(o, "uid") == 0 || strcmp(o, "gid") == 0) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (strcmp(o, "name") == 0) {
+				free(bc->name);
+				bc->name = strdup(args[i]);
+			} else if (strcmp(o, "backlog") == 0) {
+				if (cfg_parse_uint(args[i], 1 << 20, &v, err, errlen) < 0)
+					return -1;
+				bc->backlog = (int)v;
+			} else if (strcmp(o, "maxconn") == 0) {
+				if (cfg_parse_uint(args[i], 10000000, &v, err, errlen) < 0)
+					return -1;
+				bc->maxconn = (int)v;
+			} else if (strcmp(o, "thread") == 0) {
+				if (parse_thread_set(args[i], &bc->thread_mask, err, errlen) < 0)
+					return -1;
+			} else if (strcmp(o, "level") == 0) {
+				if (!bc->is_cli) {
+					snprintf(err, errlen, "'level' is only valid on a stats socket.");
+					return -1;
+				}
+				if (strcmp(args[i], "user") == 0)
+					bc->cli_level = 0;
+				else if (strcmp(args[i], "operator") == 0)
+					bc->cli_level = 1;
+				else if (strcmp(args[i], "admin") == 0)
+					bc->cli_level = 2;
+				else {
+					snprintf(err, errlen, "'level' expects 'user', 'operator' or 'admin', "
+					         "got '%s'.", args[i]);
+					return -1;
+				}
+			} else if (strcmp(o, "mode") == 0) {
+				char *end;
+				long m = strtol(args[i], &end, 8);
+
+				if (*end || m < 0 || m > 07777) {
+					snprintf(err, errlen, "'mode' expects an octal mode, got '%s'.", args[i]);
+					return -1;
+				}
+				bc->mode_perm = (int)m;
+			} else if (strcmp(o, "expose-fd") == 0) {
+				if (strcmp(args[i], "listeners") != 0) {
+					snprintf(err, errlen, "'expose-fd' only accepts 'listeners'.");
+					return -1;
+				}
+			} else if (strcmp(o, "id") == 0) {
+				if (cfg_parse_uint(args[i], 1 << 30, &v, err, errlen) < 0)
+					return -1;
+			} else {
+				/* user/group/uid/gid: ownership of unix sockets */
+				snprintf(err, errlen, "'%s' is not supported yet.", o);
+				return -1;
+			}
+			continue;
+		}
+		if (bind_unsupported(o)) {
+			snprintf(err, errlen, "option '%s' is not supported by this version of sluice.", o);
+			return -1;
+		}
+		snprintf(err, errlen, "unknown option '%s'.", o);
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates one bind_conf per comma-separated address of <addrs>. */
+int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int line,
+                     int is_cli, struct list *out, char *err, size_t errlen)
+{
+	char *copy = strdup(addrs), *save = NULL, *a;
+	int n = 0;
+
+	for (a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		struct bind_conf *bc = calloc(1, sizeof(*bc));
+
+		bc->fe = fe;
+		bc->file = strdup(file);
+		bc->line = line;
+		bc->addr_str = strdup(a);
+		bc->is_cli = is_cli;
+		bc->cli_level = 1;   /* operator: HAProxy's default for stats sockets */
+		bc->mode_perm = -1;
+		if (addr_parse(a, &bc->addr, ADDR_O_PORT_REQUIRED, err, errlen) < 0) {
+			free(bc->addr_str);
+			free(bc->file);
+			free(bc);
+			free(copy);
+			return -1;
+		}
+		list_append(out, &bc->list);
+		n++;
+	}
+	free(copy);
+	if (!n) {
+		snprintf(err, errlen, "expects an address.");
+		return -1;
+	}
+	return 0;
+}
+
+static int kw_bind(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	struct list tmp = LIST_HEAD_INIT(tmp);
+	struct list *pos, *nxt;
+
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects an address.");
+		return -1;
+	}
+	if (bind_conf_create(ctx->px, args[1], ctx->file, ctx->line, 0, &tmp, err, errlen) < 0)
+		return -1;
+	list_for_each_safe(pos, nxt, &tmp) {
+		struct bind_conf *bc = list_elem(pos, struct bind_conf, list);
+
+		if (bind_parse_options(bc, args, nargs, 2, err, errlen) < 0)
+			return -1;
+	}
+	list_splice_tail(&ctx->px->binds, &tmp);
+	return 0;
+}
+
+/* ---- post-parse checks ---- */
+
+static int proxy_check_one(struct proxy *px)
+{
+	int errors = 0;
+	struct list *pos, *tmp;
+
+	if ((px->cap & PX_CAP_FE) && list_empty(&px->binds) && !px->disabled) {
+		cfg_alert(px->conf_file, px->conf_line, "%s '%s' has no 'bind' line.",
+		          (px->cap & PX_CAP_BE) ? "listen" : "frontend", px->name);
+		errors++;
+	}
+	if ((px->cap & PX_CAP_FE) && px->defbe_name) {
+		px->defbe = proxy_find(px->defbe_name, PX_CAP_BE);
+		if (!px->defbe) {
+			cfg_alert(px->defbe_file, px->defbe_line,
+			          "'default_backend': unable to find backend '%s' for %s '%s'.",
+			          px->defbe_name, (px->cap & PX_CAP_BE) ? "listen" : "frontend",
+			          px->name);
+			errors++;
+		} else if (px->defbe->mode != px->mode) {
+			cfg_alert(px->defbe_file, px->defbe_line,
+			          "%s '%s' in mode %s cannot use backend '%s' in mode %s.",
+			          (px->cap & PX_CAP_BE) ? "listen" : "frontend", px->name,
+			          proxy_mode_name(px->mode), px->defbe->name,
+			          proxy_mode_name(px->defbe->mode));
+			errors++;
+		}
+	}
+	if ((px->cap & PX_CAP_FE) && !(px->cap & PX_CAP_BE) && !px->defbe_name &&
+	    list_empty(&px->use_backends) && !px->disabled) {
+		cfg_alert(px->conf_file, px->conf_line, "frontend '%s' has no backend: add "
+		          "'default_backend' or 'use_backend'.", px->name);
+		errors++;
+	}
+	list_for_each_safe(pos, tmp, &px->use_backends) {
+		struct use_backend_rule *r = list_elem(pos, struct use_backend_rule, list);
+
+		r->be = proxy_find(r->name, PX_CAP_BE);
+		if (!r->be) {
+			cfg_alert(r->file, r->line, "'use_backend': unable to find backend '%s'.",
+			          r->name);
+			errors++;
+		}
+	}
+	if (px->log_format) {
+		char err[512];
+
+		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0) {
+			cfg_alert(px->conf_file, px->conf_line, "log-format of '%s': %s",
+			          px->name, err);
+			errors++;
+		}
+	} else if (px->options & PX_O_TCPLOG) {
+		char err[512];
+
+		if (lf_compile(LF_TCPLOG_FORMAT, &px->logfmt, err, sizeof(err)) < 0) {
+			cfg_alert(px->conf_file, px->conf_line, "internal: tcplog format: %s", err);
+			errors++;
+		}
+	}
+	return errors;
+}
+
+static int proxy_postparse(void)
+{
+	struct list *pos, *tmp;
+	int errors = 0;
+
+	list_for_each_safe(pos, tmp, &proxies)
+		errors += proxy_check_one(list_elem(pos, struct proxy, list));
+	return errors;
+}
+
+static struct cfg_post_hook proxy_post = { .fn = proxy_postparse, .order = 10 };
+
+__attribute__((constructor)) static void proxy_register_post(void)
+{
+	cfg_register_post(&proxy_post);
+}

@@ -1,0 +1,225 @@
+/* Servers: the `server` and `default-server` keywords and server state.
+ *
+ * A server's settings are read-only after parsing, except the atomics that
+ * the CLI changes at run time (admin state, weight, maxconn). `served` counts
+ * the slots in use and is governed by queue.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+
+static int kw_server(struct cfg_ctx *, char **, int, char *, size_t);
+
+static const struct cfg_kw server_kws[] = {
+	{ "server",         NULL, CFG_SEC_BE_ONLY, kw_server },
+	{ "default-server", NULL, CFG_SEC_BE,      kw_server },
+	{ NULL }
+};
+CFG_REGISTER(server_kws)
+
+struct server *server_new_default(void)
+{
+	struct server *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->iweight = 1;
+	atomic_init(&s->uweight, 1);
+	queue_init(&s->queue);
+	return s;
+}
+
+void server_copy_settings(struct server *dst, const struct server *src)
+{
+	dst->iweight = src->iweight;
+	atomic_store(&dst->uweight, atomic_load(&src->uweight));
+	atomic_store(&dst->maxconn, atomic_load(&src->maxconn));
+	dst->minconn = src->minconn;
+	dst->maxqueue = src->maxqueue;
+	dst->backup = src->backup;
+	dst->send_proxy = src->send_proxy;
+	dst->disabled_at_start = src->disabled_at_start;
+}
+
+const char *srv_admin_name(int admin)
+{
+	switch (admin) {
+	case SRV_ADMIN_DRAIN: return "drain";
+	case SRV_ADMIN_MAINT: return "maint";
+	default:              return "ready";
+	}
+}
+
+int srv_is_usable(const struct server *srv)
+{
+	return atomic_load_explicit(&((struct server *)srv)->admin, memory_order_relaxed) ==
+	       SRV_ADMIN_READY &&
+	       atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed) > 0;
+}
+
+int srv_lb_weight(const struct server *srv)
+{
+	return srv_is_usable(srv) ?
+	       atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed) : 0;
+}
+
+struct server *server_find(const struct proxy *be, const char *name)
+{
+	for (int i = 0; i < be->nsrv; i++)
+		if (strcmp(be->srv[i]->name, name) == 0)
+			return be->srv[i];
+	return NULL;
+}
+
+/* Keywords of a server line that HAProxy has and sluice does not implement
+ * yet. Health checks are accepted with a warning (the server is considered
+ * up), since nearly every pasted configuration has them. */
+static int srv_kw_check_like(const char *o, int *takes_arg)
+{
+	static const struct { const char *name; int arg; } tab[] = {
+		{ "check", 0 }, { "inter", 1 }, { "fastinter", 1 }, { "downinter", 1 },
+		{ "rise", 1 }, { "fall", 1 }, { "port", 1 }, { "addr", 1 },
+		{ "observe", 1 }, { "error-limit", 1 }, { "on-error", 1 },
+		{ "slowstart", 1 }, { "agent-check", 0 }, { "agent-port", 1 },
+		{ "agent-inter", 1 }, { "check-send-proxy", 0 }, { "no-check", 0 },
+		{ NULL, 0 }
+	};
+
+	for (int i = 0; tab[i].name; i++) {
+		if (strcmp(o, tab[i].name) == 0) {
+			*takes_arg = tab[i].arg;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
+                            int first, char *err, size_t errlen)
+{
+	int warned = 0;
+
+	for (int i = first; i < nargs; i++) {
+		const char *o = args[i];
+		int takes_arg;
+		long v;
+
+		if (!strcmp(o, "backup")) { s->backup = 1; continue; }
+		if (!strcmp(o, "no-backup")) { s->backup = 0; continue; }
+		if (!strcmp(o, "disabled")) { s->disabled_at_start = 1; continue; }
+		if (!strcmp(o, "enabled")) { s->disabled_at_start = 0; continue; }
+		if (!strcmp(o, "send-proxy")) { s->send_proxy = 1; continue; }
+		if (!strcmp(o, "send-proxy-v2")) { s->send_proxy = 2; continue; }
+		if (!strcmp(o, "no-send-proxy") || !strcmp(o, "no-send-proxy-v2")) {
+			s->send_proxy = 0;
+			continue;
+		}
+		if (!strcmp(o, "weight") || !strcmp(o, "maxconn") || !strcmp(o, "maxqueue") ||
+		    !strcmp(o, "minconn") || !strcmp(o, "id")) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an integer argument.", o);
+				return -1;
+			}
+			i++;
+			if (cfg_parse_uint(args[i], !strcmp(o, "weight") ? SRV_WEIGHT_MAX : 10000000,
+			                   &v, err, errlen) < 0) {
+				char tmp[256];
+
+				snprintf(tmp, sizeof(tmp), "'%s': %s", o, err);
+				snprintf(err, errlen, "%s", tmp);
+				return -1;
+			}
+			if (!strcmp(o, "weight")) {
+				s->iweight = (int)v;
+				atomic_store(&s->uweight, (int)v);
+			} else if (!strcmp(o, "maxconn")) {
+				atomic_store(&s->maxconn, (int)v);
+			} else if (!strcmp(o, "maxqueue")) {
+				s->maxqueue = (int)v;
+			} else if (!strcmp(o, "minconn")) {
+				s->minconn = (int)v;
+			} else if (v > 0) {
+				s->puid = (int)v;
+			}
+			continue;
+		}
+		if (srv_kw_check_like(o, &takes_arg)) {
+			if (takes_arg) {
+				if (i + 1 >= nargs) {
+					snprintf(err, errlen, "'%s' expects an argument.", o);
+					return -1;
+				}
+				i++;
+			}
+			if (!warned++)
+				cfg_warning(ctx->file, ctx->line, "'%s': health checks are not "
+				            "implemented yet; the server is considered always up.", o);
+			continue;
+		}
+		snprintf(err, errlen, "unknown or unsupported server parameter '%s'.", o);
+		return -1;
+	}
+	if (s->minconn && atomic_load(&s->maxconn) && s->minconn > atomic_load(&s->maxconn)) {
+		snprintf(err, errlen, "minconn (%d) is larger than maxconn (%d).",
+		         s->minconn, atomic_load(&s->maxconn));
+		return -1;
+	}
+	return 0;
+}
+
+static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	struct proxy *be = ctx->px;
+	struct server *s, **n;
+
+	if (strcmp(args[0], "default-server") == 0)
+		return srv_parse_params(ctx, be->defsrv, args, nargs, 1, err, errlen);
+
+	if (nargs < 3) {
+		snprintf(err, errlen, "expects <name> and <address>.");
+		return -1;
+	}
+	if (server_find(be, args[1])) {
+		struct server *o = server_find(be, args[1]);
+
+		snprintf(err, errlen, "backend '%s' has already a server named '%s' (at %s:%d).",
+		         be->name, args[1], o->conf_file, o->conf_line);
+		return -1;
+	}
+	s = server_new_default();
+	server_copy_settings(s, be->defsrv);
+	s->be = be;
+	s->name = strdup(args[1]);
+	s->conf_file = strdup(ctx->file);
+	s->conf_line = ctx->line;
+	s->addr_str = strdup(args[2]);
+	if (addr_parse(args[2], &s->addr, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD, err, errlen) < 0)
+		goto fail;
+	if (srv_parse_params(ctx, s, args, nargs, 3, err, errlen) < 0)
+		goto fail;
+	if (s->addr.flags & ADDR_F_NO_PORT) {
+		snprintf(err, errlen, "server '%s': an address without a port is not supported "
+		         "yet in TCP mode.", s->name);
+		goto fail;
+	}
+	atomic_store(&s->admin, s->disabled_at_start ? SRV_ADMIN_MAINT : SRV_ADMIN_READY);
+	n = realloc(be->srv, (be->nsrv + 1) * sizeof(*n));
+	if (!n) {
+		snprintf(err, errlen, "out of memory.");
+		goto fail;
+	}
+	be->srv = n;
+	be->srv[be->nsrv++] = s;
+	if (!s->puid)
+		s->puid = be->nsrv;
+	return 0;
+fail:
+	free(s->name);
+	free(s->conf_file);
+	free(s->addr_str);
+	free(s);
+	return -1;
+}

@@ -1,0 +1,736 @@
+/* TCP streams: accept, backend and server choice, queueing, connection with
+ * retries, bidirectional forwarding with half-close, timeouts, logging.
+ *
+ * A stream belongs to the thread that accepted its client connection; only
+ * that thread runs its task and touches its connections and buffers. Other
+ * threads reach it only through the server queue hand-over (queue.c), which
+ * wakes its task. The per-thread list of streams (for `show sess`) is
+ * protected by that thread's stream-list lock, taken by the owner only at
+ * creation and release, and by the CLI while it prints.
+ *
+ * Forwarding is bounded per wake-up: at most FWD_MAX_ROUNDS reads and writes
+ * per direction; if more could be done, the task wakes itself again and goes
+ * to the tail of its run list, so one busy stream cannot hold a loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/sched.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/net/proxy_proto.h>
+#include <sluice/proxy/lb.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/stream.h>
+
+#define FWD_MAX_ROUNDS 4
+
+static struct {
+	pthread_mutex_t lock;
+	struct list head;
+	int count;
+} thr_streams[MAX_THREADS];
+
+static _Atomic uint64_t next_uniq_id;
+
+__attribute__((constructor)) static void stream_lists_init(void)
+{
+	for (int i = 0; i < MAX_THREADS; i++) {
+		pthread_mutex_init(&thr_streams[i].lock, NULL);
+		list_init(&thr_streams[i].head);
+	}
+}
+
+static struct task *stream_process(struct task *t, void *ctx, unsigned int state);
+
+static int64_t wall_us(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+/* ---- logging ---- */
+
+static void stream_fill_log(struct stream *s, struct log_fields *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cli = s->cli.src;
+	f->fe = s->cli.dst;
+	f->be_src = s->sc.src;
+	if (s->srv)
+		f->srv = s->srv->addr.ss;
+	f->fe_name = s->fe->name;
+	f->be_name = s->be ? s->be->name : s->fe->name;
+	f->srv_name = s->srv ? s->srv->name : NULL;
+	f->accept_us = s->accept_us;
+	f->Tw = s->Tw;
+	f->Tc = s->Tc;
+	f->Tt = (int)(th_ctx->now_ms - s->accept_ms);
+	f->bytes_in = s->bytes_in;
+	f->bytes_out = s->bytes_out;
+	memcpy(f->term, s->term, sizeof(f->term));
+	f->actconn = atomic_load(&global.actconn);
+	f->feconn = atomic_load(&s->fe->feconn);
+	f->beconn = s->be ? atomic_load(&s->be->beconn) : 0;
+	f->srv_conn = s->srv ? atomic_load(&s->srv->served) : 0;
+	f->retries = s->retries_done;
+	f->redispatched = s->redispatched;
+	f->srv_queue = s->srv_queue_len;
+	f->be_queue = s->be_queue_len;
+	f->pid = global.pid;
+	f->thread = th_ctx->tid;
+}
+
+static void stream_send_log(struct stream *s, const struct lf_expr *fmt)
+{
+	struct log_fields f;
+	char line[2048];
+	size_t len;
+	int lg = s->fe->options & PX_O_LOG_GLOBAL;
+
+	if (list_empty(&s->fe->logs) && !(lg && !list_empty(&global.logs)))
+		return;
+	stream_fill_log(s, &f);
+	len = lf_render(fmt, &f, line, sizeof(line));
+	if (!list_empty(&s->fe->logs))
+		log_send(&s->fe->logs, 6, "sluice", global.pid, line, len);
+	if (lg)
+		log_send(&global.logs, 6, "sluice", global.pid, line, len);
+}
+
+/* Without `option tcplog` or `log-format`, HAProxy logs one line per
+ * connection when it is accepted. */
+static struct lf_expr connect_fmt;
+static int connect_fmt_ready;
+
+static void stream_log_connect(struct stream *s)
+{
+	if (s->fe->logfmt.count)
+		return;
+	if (!connect_fmt_ready)
+		return;
+	stream_send_log(s, &connect_fmt);
+}
+
+static void stream_log_end(struct stream *s)
+{
+	if (!s->fe->logfmt.count)
+		return;
+	if ((s->fe->options & PX_O_DONTLOGNULL) && !s->bytes_in && !s->bytes_out)
+		return;
+	stream_send_log(s, &s->fe->logfmt);
+}
+
+/* ---- life cycle ---- */
+
+int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+	struct proxy *fe = l->fe;
+	int tid = th_ctx->tid;
+	socklen_t sl;
+
+	if (!s)
+		goto fail;
+	s->task = task_new(stream_process, s, tid, TC_NORMAL, "stream");
+	if (!s->task || buf_alloc(&s->req) < 0 || buf_alloc(&s->res) < 0)
+		goto fail;
+	s->uniq_id = atomic_fetch_add(&next_uniq_id, 1);
+	s->lst = l;
+	s->fe = fe;
+	s->pend.task = s->task;
+	list_init(&s->pend.link);
+	conn_init(&s->cli, s->task);
+	conn_init(&s->sc, s->task);
+	s->cli.src = *from;
+	sl = sizeof(s->cli.dst);
+	getsockname(fd, (struct sockaddr *)&s->cli.dst, &sl);
+	if (conn_attach(&s->cli, fd) < 0)
+		goto fail;
+	strcpy(s->term, "--");
+	s->Tw = s->Tc = -1;
+	s->accept_us = wall_us();
+	s->accept_ms = th_ctx->now_ms;
+	s->st = l->bc->accept_proxy ? SST_PROXY_HDR : SST_ASSIGN;
+	s->cli_exp = tick_add_ifset(th_ctx->now_ms, fe->timeout_client);
+
+	atomic_fetch_add(&fe->feconn, 1);
+	cnt_update_max(&fe->fe_cnt.cur_max, atomic_load(&fe->feconn));
+	CNT_INC(fe->fe_cnt.cum_conn);
+	CNT_INC(fe->fe_cnt.cum_sess);
+	atomic_fetch_add(&global.cum_sess, 1);
+
+	pthread_mutex_lock(&thr_streams[tid].lock);
+	list_append(&thr_streams[tid].head, &s->list);
+	thr_streams[tid].count++;
+	pthread_mutex_unlock(&thr_streams[tid].lock);
+	th_ctx->conns++;
+
+	if (s->st != SST_PROXY_HDR)
+		stream_log_connect(s);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return 0;
+fail:
+	if (s) {
+		if (conn_is_open(&s->cli))
+			conn_close(&s->cli);
+		else
+			close(fd);
+		buf_release(&s->req);
+		buf_release(&s->res);
+		task_destroy(s->task);
+		free(s);
+	} else {
+		close(fd);
+	}
+	return -1;
+}
+
+static void stream_release_server(struct stream *s)
+{
+	if (s->has_slot) {
+		s->has_slot = 0;
+		srv_release_slot(s->srv);
+	}
+}
+
+static void stream_free(struct stream *s)
+{
+	int tid = th_ctx->tid;
+	struct server *handed;
+
+	if (s->st == SST_QUEUED) {
+		handed = queue_remove(&s->pend);
+		if (handed)
+			srv_release_slot(handed);
+	}
+	stream_release_server(s);
+	if (conn_is_open(&s->sc) && s->srv)
+		atomic_fetch_sub(&s->srv->used_conns, 1);
+	conn_close(&s->sc);
+	conn_close(&s->cli);
+	stream_log_end(s);
+
+	if (s->srv) {
+		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
+	}
+	if (s->be) {
+		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
+		atomic_fetch_sub(&s->be->beconn, 1);
+	}
+	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
+	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
+	atomic_fetch_sub(&s->fe->feconn, 1);
+	buf_release(&s->req);
+	buf_release(&s->res);
+
+	pthread_mutex_lock(&thr_streams[tid].lock);
+	list_del_init(&s->list);
+	thr_streams[tid].count--;
+	pthread_mutex_unlock(&thr_streams[tid].lock);
+	th_ctx->conns--;
+	listener_conn_closed(s->lst);
+	task_destroy(s->task);
+	free(s);
+}
+
+/* Ends the stream with termination state <a><b> unless one is already set. */
+static void stream_abort(struct stream *s, char a, char b)
+{
+	if (s->term[0] == '-') {
+		s->term[0] = a;
+		s->term[1] = b;
+	}
+	s->st = SST_CLOSED;
+}
+
+/* ---- before the server connection ---- */
+
+/* Reads what the client sends while no server is connected yet. Returns -1
+ * if the client connection failed. */
+static int read_client_early(struct stream *s)
+{
+	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT)) {
+		ssize_t n = conn_recv(&s->cli, &s->req);
+
+		if (n <= 0)
+			break;
+		s->bytes_in += (uint64_t)n;
+		s->cli_exp = tick_add_ifset(th_ctx->now_ms, s->fe->timeout_client);
+	}
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		return -1;
+	}
+	return 0;
+}
+
+static void do_proxy_hdr(struct stream *s)
+{
+	struct pp_info pp;
+	int n;
+
+	if (read_client_early(s) < 0) {
+		stream_abort(s, 'C', 'R');
+		return;
+	}
+	n = pp_parse((const uint8_t *)buf_head(&s->req), s->req.data, &pp);
+	if (n == 0) {
+		if ((s->cli.flags & CONN_F_RD_SHUT) || !buf_room(&s->req)) {
+			CNT_INC(s->fe->fe_cnt.failed_req);
+			stream_abort(s, 'C', 'R');
+		} else if (s->cli_exp && th_ctx->now_ms >= s->cli_exp) {
+			stream_abort(s, 'c', 'R');
+		}
+		return;
+	}
+	if (n < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		stream_abort(s, 'P', 'R');
+		return;
+	}
+	buf_consume(&s->req, (size_t)n);
+	s->bytes_in -= (uint64_t)n;
+	if (!pp.local) {
+		s->cli.src = pp.src;
+		s->cli.dst = pp.dst;
+	}
+	s->st = SST_ASSIGN;
+	stream_log_connect(s);
+}
+
+static struct proxy *choose_backend(struct stream *s)
+{
+	struct proxy *fe = s->fe;
+
+	if (!list_empty(&fe->use_backends))
+		return list_elem(fe->use_backends.next, struct use_backend_rule, list)->be;
+	if (fe->defbe)
+		return fe->defbe;
+	return (fe->cap & PX_CAP_BE) ? fe : NULL;
+}
+
+static void got_server(struct stream *s, struct server *srv)
+{
+	s->srv = srv;
+	s->has_slot = 1;
+	CNT_INC(srv->cnt.cum_sess);
+	cnt_update_max(&srv->cnt.cur_max, atomic_load(&srv->served));
+	atomic_store_explicit(&srv->cnt.last_sess, (int64_t)(s->accept_us / 1000000),
+	                      memory_order_relaxed);
+	s->st = SST_CONNECT;
+}
+
+static void do_assign(struct stream *s)
+{
+	struct server *srv;
+	enum lb_result r;
+
+	if (!s->be) {
+		s->be = choose_backend(s);
+		if (!s->be) {
+			stream_abort(s, 'P', 'R');
+			return;
+		}
+		atomic_fetch_add(&s->be->beconn, 1);
+		cnt_update_max(&s->be->be_cnt.cur_max, atomic_load(&s->be->beconn));
+		CNT_INC(s->be->be_cnt.cum_sess);
+		s->retries_left = s->be->retries;
+	}
+	r = lb_pick(s->be, &s->cli.src, s->prev_srv, &srv);
+	switch (r) {
+	case LB_OK:
+		got_server(s, srv);
+		return;
+	case LB_NOSRV:
+		CNT_INC(s->be->be_cnt.failed_conns);
+		stream_abort(s, 'S', 'C');
+		return;
+	case LB_QUEUE_SRV:
+	case LB_QUEUE_BE:
+		s->srv_queue_len = r == LB_QUEUE_SRV ? atomic_load(&srv->queue.len) : 0;
+		s->be_queue_len = atomic_load(&s->be->queue.len);
+		s->queue_ms = th_ctx->now_ms;
+		s->st = SST_QUEUED;
+		if (queue_add(&s->pend, s->be, r == LB_QUEUE_SRV ? srv : NULL) < 0) {
+			s->st = SST_ASSIGN;
+			stream_abort(s, 's', 'Q');
+			return;
+		}
+		s->queue_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_queue ?
+		                              s->be->timeout_queue : s->be->timeout_connect);
+		return;
+	}
+}
+
+static void do_queued(struct stream *s)
+{
+	struct server *srv = NULL;
+
+	if (atomic_load_explicit(&s->pend.q, memory_order_acquire) == NULL) {
+		srv = queue_remove(&s->pend);   /* already out: collects the server */
+	} else if (read_client_early(s) < 0 || (s->cli.flags & CONN_F_HUP)) {
+		srv = queue_remove(&s->pend);
+		if (srv)
+			srv_release_slot(srv);
+		s->st = SST_ASSIGN;
+		stream_abort(s, 'C', 'Q');
+		return;
+	} else if (s->queue_exp && th_ctx->now_ms >= s->queue_exp) {
+		srv = queue_remove(&s->pend);
+		if (!srv) {
+			s->st = SST_ASSIGN;
+			s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
+			CNT_INC(s->be->be_cnt.failed_conns);
+			stream_abort(s, 's', 'Q');
+			return;
+		}
+	} else {
+		return;
+	}
+	s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
+	s->queue_exp = 0;
+	got_server(s, srv);
+}
+
+/* ---- connecting ---- */
+
+static void connect_failed(struct stream *s, int timeout)
+{
+	atomic_fetch_sub(&s->srv->used_conns, 1);
+	conn_close(&s->sc);
+	CNT_INC(s->srv->cnt.failed_conns);
+	if (s->retries_left <= 0) {
+		CNT_INC(s->be->be_cnt.failed_conns);
+		stream_abort(s, timeout ? 's' : 'S', 'C');
+		return;
+	}
+	s->retries_left--;
+	s->retries_done++;
+	CNT_INC(s->srv->cnt.retries);
+	CNT_INC(s->be->be_cnt.retries);
+	if ((s->be->options & PX_O_REDISPATCH) && s->retries_left == 0 && s->be->nsrv > 1) {
+		/* last retry: let the balancer pick another server */
+		CNT_INC(s->srv->cnt.redispatches);
+		CNT_INC(s->be->be_cnt.redispatches);
+		s->redispatched = 1;
+		s->prev_srv = s->srv;
+		stream_release_server(s);
+		s->srv = NULL;
+		s->st = SST_ASSIGN;
+		return;
+	}
+	if (timeout) {
+		s->st = SST_CONNECT;
+		return;
+	}
+	/* a refused connection waits min(timeout connect, 1s) before retrying */
+	s->st = SST_TURNAROUND;
+	s->conn_exp = th_ctx->now_ms + (s->be->timeout_connect && s->be->timeout_connect < 1000 ?
+	                                (uint64_t)s->be->timeout_connect : 1000);
+}
+
+static void do_connect(struct stream *s)
+{
+	struct server *srv = s->srv;
+
+	s->connect_ms = th_ctx->now_ms;
+	atomic_fetch_add(&srv->used_conns, 1);
+	if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) < 0) {
+		conn_init(&s->sc, s->task);
+		atomic_fetch_sub(&srv->used_conns, 1);
+		atomic_fetch_add(&srv->used_conns, 1);   /* balanced by connect_failed */
+		connect_failed(s, 0);
+		return;
+	}
+	if (srv->send_proxy) {
+		uint8_t hdr[PP_V1_MAX + 256];
+		size_t len = srv->send_proxy == 2 ?
+		             pp_build_v2(hdr, sizeof(hdr), &s->cli.src, &s->cli.dst) :
+		             pp_build_v1((char *)hdr, sizeof(hdr), &s->cli.src, &s->cli.dst);
+
+		if (!len || buf_prepend(&s->req, hdr, len) < 0) {
+			stream_abort(s, 'P', 'C');
+			return;
+		}
+	}
+	s->conn_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_connect);
+	s->st = SST_CONNECTING;
+}
+
+static void do_connecting(struct stream *s)
+{
+	int status;
+
+	if (read_client_early(s) < 0) {
+		stream_abort(s, 'C', 'C');
+		return;
+	}
+	status = conn_connect_status(&s->sc);
+	if (status == 0) {
+		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
+		s->conn_exp = 0;
+		s->st = SST_ESTABLISHED;
+		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
+		return;
+	}
+	if (status != EINPROGRESS) {
+		connect_failed(s, 0);
+		return;
+	}
+	if (s->conn_exp && th_ctx->now_ms >= s->conn_exp)
+		connect_failed(s, 1);
+}
+
+/* ---- established ---- */
+
+static int side_timeout(const struct stream *s, int client)
+{
+	const struct proxy *fe = s->fe, *be = s->be;
+	int fin = client ? fe->timeout_client_fin : be->timeout_server_fin;
+	const struct conn *c = client ? &s->cli : &s->sc;
+
+	if ((c->flags & CONN_F_WR_SHUT) && fin)
+		return fin;
+	if (be->timeout_tunnel)
+		return be->timeout_tunnel;
+	return client ? fe->timeout_client : be->timeout_server;
+}
+
+/* Moves data <from> -> <b> -> <to>. Returns non-zero if more could be done
+ * right away. Updates the activity dates and byte counters. */
+static int forward(struct stream *s, struct conn *from, struct buffer *b, struct conn *to,
+                   uint64_t *rx, uint64_t *tx)
+{
+	int rounds = FWD_MAX_ROUNDS;
+	int from_cli = from == &s->cli;
+	uint64_t now = th_ctx->now_ms;
+
+	while (rounds-- > 0) {
+		int progress = 0;
+
+		if ((from->flags & CONN_F_RD_READY) && !(from->flags & CONN_F_RD_SHUT) &&
+		    buf_room(b)) {
+			ssize_t n = conn_recv(from, b);
+
+			if (n > 0) {
+				if (rx)
+					*rx += (uint64_t)n;
+				progress = 1;
+			}
+			if (n >= 0) {
+				uint64_t exp = tick_add_ifset(now, side_timeout(s, from_cli));
+
+				if (from_cli)
+					s->cli_exp = exp;
+				else
+					s->srv_exp = exp;
+			}
+		}
+		if (b->data && (to->flags & CONN_F_WR_READY) && !(to->flags & CONN_F_ERROR)) {
+			ssize_t n = conn_send(to, b);
+
+			if (n > 0) {
+				uint64_t exp = tick_add_ifset(now, side_timeout(s, !from_cli));
+
+				if (tx)
+					*tx += (uint64_t)n;
+				if (from_cli)
+					s->srv_exp = exp;
+				else
+					s->cli_exp = exp;
+				progress = 1;
+			}
+		}
+		if (!progress)
+			break;
+	}
+	if ((from->flags & CONN_F_RD_SHUT) && !b->data && !(to->flags & CONN_F_WR_SHUT))
+		conn_shutw(to);
+	return rounds < 0 &&
+	       (((from->flags & CONN_F_RD_READY) && !(from->flags & CONN_F_RD_SHUT) &&
+	         buf_room(b)) || (b->data && (to->flags & CONN_F_WR_READY)));
+}
+
+static void do_established(struct stream *s)
+{
+	int more;
+	uint64_t now = th_ctx->now_ms;
+
+	more = forward(s, &s->cli, &s->req, &s->sc, &s->bytes_in, NULL);
+	more |= forward(s, &s->sc, &s->res, &s->cli, NULL, &s->bytes_out);
+
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		CNT_INC(s->srv->cnt.cli_aborts);
+		stream_abort(s, 'C', 'D');
+		return;
+	}
+	if (s->sc.flags & CONN_F_ERROR) {
+		CNT_INC(s->be->be_cnt.srv_aborts);
+		CNT_INC(s->srv->cnt.srv_aborts);
+		stream_abort(s, 'S', 'D');
+		return;
+	}
+	if ((s->cli.flags & CONN_F_RD_SHUT) && (s->sc.flags & CONN_F_RD_SHUT) &&
+	    !s->req.data && !s->res.data) {
+		s->st = SST_CLOSED;   /* both directions done: a normal end */
+		return;
+	}
+	if (s->cli_exp && now >= s->cli_exp) {
+		stream_abort(s, 'c', 'D');
+		return;
+	}
+	if (s->srv_exp && now >= s->srv_exp) {
+		stream_abort(s, 's', 'D');
+		return;
+	}
+	if (more)
+		task_wakeup(s->task, TASK_WOKEN_OTHER);
+}
+
+static uint64_t stream_expiry(const struct stream *s)
+{
+	switch (s->st) {
+	case SST_PROXY_HDR:
+		return s->cli_exp;
+	case SST_QUEUED:
+		return s->queue_exp;
+	case SST_TURNAROUND:
+	case SST_CONNECTING:
+		return s->conn_exp;
+	case SST_ESTABLISHED:
+		return tick_first(s->cli_exp, s->srv_exp);
+	default:
+		return 0;
+	}
+}
+
+static struct task *stream_process(struct task *t, void *ctx, unsigned int state)
+{
+	struct stream *s = ctx;
+
+	for (int step = 0; step < 8; step++) {
+		enum stream_state prev = s->st;
+
+		switch (s->st) {
+		case SST_PROXY_HDR:
+			do_proxy_hdr(s);
+			break;
+		case SST_ASSIGN:
+			do_assign(s);
+			break;
+		case SST_QUEUED:
+			do_queued(s);
+			break;
+		case SST_TURNAROUND:
+			if (th_ctx->now_ms >= s->conn_exp)
+				s->st = SST_CONNECT;
+			else if (read_client_early(s) < 0)
+				stream_abort(s, 'C', 'C');
+			break;
+		case SST_CONNECT:
+			do_connect(s);
+			break;
+		case SST_CONNECTING:
+			do_connecting(s);
+			break;
+		case SST_ESTABLISHED:
+			do_established(s);
+			break;
+		case SST_CLOSED:
+			break;
+		}
+		if (s->st == SST_CLOSED) {
+			stream_free(s);
+			return NULL;
+		}
+		if (s->st == prev)
+			break;
+	}
+	task_set_expire(t, stream_expiry(s));
+	return t;
+}
+
+/* ---- CLI support ---- */
+
+static const char *const state_names[] = {
+	"PROXY_HDR", "ASSIGN", "QUEUED", "TURNAROUND", "CONNECT", "CONNECTING", "EST", "CLOSED"
+};
+
+void stream_dump_all(struct cli_out *out, int max)
+{
+	int shown = 0;
+
+	for (int tid = 0; tid < global.nbthread; tid++) {
+		struct list *pos, *tmp;
+
+		pthread_mutex_lock(&thr_streams[tid].lock);
+		list_for_each_safe(pos, tmp, &thr_streams[tid].head) {
+			struct stream *s = list_elem(pos, struct stream, list);
+			char src[64];
+
+			if (shown++ >= max)
+				break;
+			/* fields written by the owner are read racily: display only */
+			addr_host_str(&s->cli.src, src, sizeof(src));
+			cli_printf(out, "%#lx: proto=%s src=%s:%d fe=%s be=%s srv=%s ts=%s "
+			           "age=%llus thread=%d state=%s rq=%zu rp=%zu\n",
+			           (unsigned long)(uintptr_t)s,
+			           s->cli.src.ss_family == AF_INET6 ? "tcpv6" :
+			           s->cli.src.ss_family == AF_UNIX ? "unix_stream" : "tcpv4",
+			           src, addr_port(&s->cli.src), s->fe->name,
+			           s->be ? s->be->name : "<NONE>",
+			           s->srv ? s->srv->name : "<none>", s->term,
+			           (unsigned long long)((th_ctx ? th_ctx->now_ms : clock_mono_ms()) -
+			                                s->accept_ms) / 1000,
+			           tid + 1, state_names[s->st], s->req.data, s->res.data);
+		}
+		pthread_mutex_unlock(&thr_streams[tid].lock);
+		if (shown > max) {
+			cli_printf(out, "(output limited to %d streams)\n", max);
+			return;
+		}
+	}
+}
+
+int stream_count(void)
+{
+	int n = 0;
+
+	for (int tid = 0; tid < global.nbthread; tid++)
+		n += thr_streams[tid].count;   /* racy read, display only */
+	return n;
+}
+
+static int stream_postparse(void)
+{
+	char err[256];
+
+	if (lf_compile("Connect from %ci:%cp to %fi:%fp (%f/TCP)", &connect_fmt,
+	               err, sizeof(err)) < 0) {
+		fprintf(stderr, "[ALERT] internal: connect log format: %s\n", err);
+		return 1;
+	}
+	connect_fmt_ready = 1;
+	return 0;
+}
+
+static struct cfg_post_hook stream_post = { .fn = stream_postparse, .order = 5 };
+
+__attribute__((constructor)) static void stream_register_post(void)
+{
+	cfg_register_post(&stream_post);
+}
