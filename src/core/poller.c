@@ -45,7 +45,9 @@ static void evfd_cb(struct poll_handle *h, uint32_t events)
 }
 
 /* Milliseconds to wait: 0 when work is pending, until the next timer
- * otherwise, capped so that stop requests are noticed. */
+ * otherwise, forever (-1) without timers. There is deliberately no cap:
+ * stop requests and remote wake-ups arrive through the eventfd, so a lost
+ * wake-up shows as a hang that tests catch, not as hidden latency. */
 static int poll_timeout(struct thread_ctx *tc, int busy)
 {
 	uint64_t next;
@@ -54,10 +56,10 @@ static int poll_timeout(struct thread_ctx *tc, int busy)
 		return 0;
 	next = sched_next_expiry(tc);
 	if (!next)
-		return 1000;
+		return -1;
 	if (next <= tc->now_ms)
 		return 0;
-	return next - tc->now_ms > 1000 ? 1000 : (int)(next - tc->now_ms);
+	return next - tc->now_ms > 86400000 ? 86400000 : (int)(next - tc->now_ms);
 }
 
 void poller_loop(void)
@@ -77,14 +79,14 @@ void poller_loop(void)
 		tc->now_ms = clock_mono_ms();
 		busy = sched_run(tc);
 		timeout = poll_timeout(tc, busy);
-		if (timeout && !sched_prepare_sleep(tc))
+		if (timeout != 0 && !sched_prepare_sleep(tc))
 			timeout = 0;
-		if (timeout)
+		if (timeout != 0)
 			tc->act.sleeps++;
 		atomic_store(&tc->in_poll, 1);
 		n = epoll_wait(tc->epfd, evs, maxev, timeout);
 		atomic_store(&tc->in_poll, 0);
-		if (timeout)
+		if (timeout != 0)
 			sched_woke(tc);
 		tc->now_ms = clock_mono_ms();
 		for (int i = 0; i < n; i++) {

@@ -228,7 +228,7 @@ static void remote_enqueue(struct task *t, struct thread_ctx *owner, int klass)
 	pthread_mutex_lock(&owner->inbox_lock);
 	if (t) {
 		list_append(&owner->inbox[klass], &t->run);
-		owner->inbox_len[klass]++;
+		atomic_fetch_add_explicit(&owner->inbox_len[klass], 1, memory_order_relaxed);
 	}
 	signal = owner->sleeping;
 	owner->sleeping = 0;
@@ -290,15 +290,17 @@ void sched_drain_inbox(struct thread_ctx *tc)
 {
 	int any = 0;
 
+	/* A stale zero only delays the drain: sched_prepare_sleep() looks
+	 * again under the lock before the thread may sleep. */
 	for (int c = 0; c < TC_COUNT; c++)
-		any |= tc->inbox_len[c];   /* racy peek; the lock decides */
+		any |= atomic_load_explicit(&tc->inbox_len[c], memory_order_relaxed);
 	if (!any)
 		return;
 	pthread_mutex_lock(&tc->inbox_lock);
 	for (int c = 0; c < TC_COUNT; c++) {
 		list_splice_tail(&tc->runq[c], &tc->inbox[c]);
-		tc->runq_len[c] += tc->inbox_len[c];
-		tc->inbox_len[c] = 0;
+		tc->runq_len[c] += atomic_exchange_explicit(&tc->inbox_len[c], 0,
+		                                            memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&tc->inbox_lock);
 }
@@ -363,15 +365,22 @@ static void run_one(struct thread_ctx *tc, struct task *t)
 		atomic_fetch_and(&t->state, ~TASK_RUNNING);
 }
 
+/* Runs at most <budget> tasks of class <c> among those queued when it
+ * starts: a task woken meanwhile (even by itself) waits for the next loop,
+ * so that I/O is polled between two runs of a busy task. */
 static void run_class(struct thread_ctx *tc, int c, int budget)
 {
-	while (budget-- > 0 && !list_empty(&tc->runq[c])) {
-		struct task *t = list_elem(tc->runq[c].next, struct task, run);
+	struct list batch = LIST_HEAD_INIT(batch);
+
+	list_splice_tail(&batch, &tc->runq[c]);
+	while (budget-- > 0 && !list_empty(&batch)) {
+		struct task *t = list_elem(batch.next, struct task, run);
 
 		list_del_init(&t->run);
 		tc->runq_len[c]--;
 		run_one(tc, t);
 	}
+	list_splice_head(&tc->runq[c], &batch);
 }
 
 int sched_run(struct thread_ctx *tc)

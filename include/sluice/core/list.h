@@ -74,4 +74,17 @@ static inline void list_splice_tail(struct list *to, struct list *from)
 	list_init(from);
 }
 
+/* Moves every element of <from> to the head of <to>, keeping their order;
+ * <from> ends empty. */
+static inline void list_splice_head(struct list *to, struct list *from)
+{
+	if (list_empty(from))
+		return;
+	from->prev->next = to->next;
+	to->next->prev = from->prev;
+	to->next = from->next;
+	from->next->prev = to;
+	list_init(from);
+}
+
 #endif

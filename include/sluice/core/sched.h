@@ -85,7 +85,7 @@ struct thread_ctx {
 	/* inbox: remote wake-ups land here. Protected by inbox_lock. */
 	pthread_mutex_t inbox_lock;
 	struct list inbox[TC_COUNT];
-	int inbox_len[TC_COUNT];
+	_Atomic int inbox_len[TC_COUNT]; /* written under inbox_lock, peeked without */
 	int sleeping;             /* announced "going to sleep" (inbox_lock) */
 
 	struct activity act;
