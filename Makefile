@@ -62,7 +62,11 @@ deps:
 bench-deps:
 	@sh scripts/deps.sh $(DEBIAN_BUILD_PKGS) $(DEBIAN_BENCH_PKGS)
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) tests/stress/bin/tcpload
+
+tests/stress/bin/tcpload: tests/stress/tcpload.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $<
 
 test: deps
 	@$(MAKE) --no-print-directory sluice unit
@@ -76,4 +80,4 @@ fuzz:
 	@$(MAKE) --no-print-directory -f fuzz/Makefile
 
 clean:
-	rm -rf obj obj-san sluice tests/unit/bin fuzz/bin .build-mode
+	rm -rf obj obj-san sluice tests/unit/bin tests/stress/bin fuzz/bin .build-mode

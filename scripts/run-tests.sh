@@ -21,6 +21,19 @@ for t in tests/unit/bin/test_*; do
 done
 rm -f /tmp/sluice-unit.$$
 
+# stress tests: bounded loopback load, one test each
+for t in tests/stress/test_*.sh; do
+	[ -f "$t" ] || continue
+	[ -n "${NO_STRESS:-}" ] && break
+	echo "stress: $t"
+	if timeout 600 sh "$t"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failures="$failures $t"
+	fi
+done
+
 vtcs=${REGTESTS:-$(find reg-tests -name '*.vtc' | sort)}
 if [ -n "$vtcs" ]; then
 	out=$(mktemp)
