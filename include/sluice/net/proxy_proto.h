@@ -1,6 +1,9 @@
 /* PROXY protocol v1 (text) and v2 (binary), as specified by the HAProxy
  * project's proxy-protocol.txt: parsing on accept (`accept-proxy`) and
- * building for servers (`send-proxy`, `send-proxy-v2`). */
+ * building for servers (`send-proxy`, `send-proxy-v2`).
+ *
+ * Pure functions over caller buffers: no allocation, no shared state.
+ */
 #ifndef SLUICE_NET_PROXY_PROTO_H
 #define SLUICE_NET_PROXY_PROTO_H
 
@@ -13,20 +16,36 @@
 
 struct pp_info {
 	int version;        /* 1 or 2 */
-	int local;          /* v2 LOCAL command or v1 UNKNOWN: keep socket addresses */
-	struct sockaddr_storage src;
+	int local;          /* v2 LOCAL command, v1 UNKNOWN, or a v2 family that
+	                     * falls back to UNSPEC (AF_UNSPEC, UDP, UNIX dgram):
+	                     * keep the socket addresses. src/dst are then zeroed
+	                     * (AF_UNSPEC). */
+	struct sockaddr_storage src;   /* AF_INET, AF_INET6 or (v2) AF_UNIX */
 	struct sockaddr_storage dst;
+	size_t tlv_off;     /* v2 PROXY over a known family: offset in the
+	                     * buffer of the TLV area, already checked to be a
+	                     * well-formed TLV sequence; 0 otherwise */
+	size_t tlv_len;     /* its length, 0 if none */
 };
 
 /* Parses a PROXY header at the start of <buf>. Returns the number of bytes it
- * occupies (>0) when complete and valid, 0 when more bytes are needed, -1
- * when invalid (not a PROXY header, bad syntax, unsupported family...). Never
- * reads past <len>. */
+ * occupies (>0) when complete and valid, 0 when more bytes are needed (what
+ * is there is a prefix of a header that may still be valid), -1 as soon as
+ * the bytes cannot be a valid header (not a PROXY header, bad syntax,
+ * unsupported family, v1 line without CRLF in its first 107 bytes...).
+ * Never reads past <len>. <out> is meaningful only when it returns >0. */
 int pp_parse(const uint8_t *buf, size_t len, struct pp_info *out);
 
-/* Builds a header for the connection from <src> to <dst> (the client's
- * addresses). v1: "PROXY TCP4 ..." or "PROXY UNKNOWN\r\n" for non-INET.
- * Returns the length written, or 0 if <len> is too small. */
+/* Build a header for the connection from <src> to <dst> (the client's
+ * addresses; either may be NULL when there is no client, e.g. a health
+ * check). Returns the length written, or 0 if <len> is too small.
+ *
+ * Both: addresses that are both IPv4 or IPv4-mapped IPv6 go as IPv4; an IPv4
+ * and a real IPv6 address go as IPv6 with the IPv4 one mapped (::ffff:a.b.c.d).
+ * v1: "PROXY TCP4 ..." / "PROXY TCP6 ..." (IPv6 written as hex groups only,
+ * as the spec asks), "PROXY UNKNOWN\r\n" for anything else. No NUL written.
+ * v2: PROXY command over TCP/IPv4, TCP/IPv6, or UNIX stream when both are
+ * AF_UNIX; otherwise the LOCAL command with an AF_UNSPEC empty block. */
 size_t pp_build_v1(char *buf, size_t len, const struct sockaddr_storage *src,
                    const struct sockaddr_storage *dst);
 size_t pp_build_v2(uint8_t *buf, size_t len, const struct sockaddr_storage *src,
