@@ -17,6 +17,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initia
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -Iinclude -pthread -D_GNU_SOURCE $(PKG_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -pthread -lrt -lm
+LDFLAGS += -rdynamic
 
 ifeq ($(SAN),1)
 OBJDIR  := obj-san

@@ -10,6 +10,7 @@
 #include <sluice/core/poller.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
+#include <sluice/core/wdt.h>
 
 static struct thread_init_hook *init_hooks;
 
@@ -39,6 +40,8 @@ static void *thread_main(void *arg)
 	struct thread_ctx *tc = arg;
 
 	th_ctx = tc;
+	if (wdt_init_thread() < 0)
+		fprintf(stderr, "[WARNING] thread %d: cannot arm the watchdog.\n", tc->tid + 1);
 	for (struct thread_init_hook *h = init_hooks; h; h = h->next) {
 		if (h->fn(tc->tid) < 0) {
 			fprintf(stderr, "[ALERT] thread %d failed to initialise\n", tc->tid + 1);
@@ -48,6 +51,7 @@ static void *thread_main(void *arg)
 		}
 	}
 	poller_loop();
+	wdt_deinit_thread();
 	return NULL;
 }
 

@@ -90,18 +90,16 @@ void cli_printf(struct cli_out *o, const char *fmt, ...)
 static int cli_help(char **args, int nargs, struct cli_out *out, int level);
 static int cli_prompt(char **args, int nargs, struct cli_out *out, int level);
 static int cli_quit(char **args, int nargs, struct cli_out *out, int level);
+static int cli_expert_mode(char **args, int nargs, struct cli_out *out, int level);
 
 static const struct cli_kw cli_base_kws[] = {
 	{ { "help" }, CLI_LEVEL_USER, cli_help, "help [<command>]                        : list matching or all commands" },
 	{ { "prompt" }, CLI_LEVEL_USER, cli_prompt, "prompt                                  : toggle interactive mode with prompt" },
 	{ { "quit" }, CLI_LEVEL_USER, cli_quit, "quit                                    : disconnect" },
+	{ { "expert-mode" }, CLI_LEVEL_ADMIN, cli_expert_mode, "expert-mode [on|off]                    : allow the expert commands (debug dev ...)" },
 	{ { NULL } }
 };
 CLI_REGISTER(cli_base_kws)
-
-/* Special return codes of handlers understood by the session. */
-#define CLI_RET_PROMPT  2
-#define CLI_RET_QUIT    3
 
 static int cli_help(char **args, int nargs, struct cli_out *out, int level)
 {
@@ -122,6 +120,18 @@ static int cli_prompt(char **args, int nargs, struct cli_out *out, int level)
 static int cli_quit(char **args, int nargs, struct cli_out *out, int level)
 {
 	return CLI_RET_QUIT;
+}
+
+static int cli_expert_mode(char **args, int nargs, struct cli_out *out, int level)
+{
+	if (nargs < 2)
+		return level >= CLI_LEVEL_EXPERT ? CLI_RET_EXPERT_ON : CLI_RET_EXPERT_OFF;
+	if (strcmp(args[1], "on") == 0)
+		return CLI_RET_EXPERT_ON;
+	if (strcmp(args[1], "off") == 0)
+		return CLI_RET_EXPERT_OFF;
+	cli_printf(out, "'expert-mode' only accepts 'on' and 'off'.\n");
+	return -1;
 }
 
 /* ---- dispatch ---- */
@@ -212,6 +222,15 @@ static int cli_run_one(struct cli_sess *cs, char *cmd)
 	}
 	if (ret == CLI_RET_QUIT) {
 		cs->closing = 1;
+		return 0;
+	}
+	if (ret == CLI_RET_EXPERT_ON) {
+		cs->level = CLI_LEVEL_EXPERT;
+		return 0;
+	}
+	if (ret == CLI_RET_EXPERT_OFF) {
+		if (cs->level > CLI_LEVEL_ADMIN)
+			cs->level = CLI_LEVEL_ADMIN;
 		return 0;
 	}
 	return ret;

@@ -55,7 +55,9 @@ CFG
 		fail=1
 	fi
 	act=$(echo "show activity" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock")
-	echo "$act" | grep -E '^(wake_|signals_|sleeps|accepted)'
+	echo "$act" | grep -E '^(wake_|signals_|sleeps|accepted|wdt_)'
+	wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
+	[ "${wdt:-1}" -eq 0 ] || { echo "FAIL ($mode): watchdog warnings: $wdt"; fail=1; }
 	stats=$(echo "show stat" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock")
 	stat=$(echo "$stats" | grep '^be,echo,')
 	bstat=$(echo "$stats" | grep '^be,BACKEND,')

@@ -11,6 +11,13 @@ struct listener;
 #define CLI_LEVEL_USER     0
 #define CLI_LEVEL_OPERATOR 1
 #define CLI_LEVEL_ADMIN    2
+#define CLI_LEVEL_EXPERT   3   /* admin session after `expert-mode on` */
+
+/* Handler return codes that change the session, besides 0 and -1. */
+#define CLI_RET_PROMPT      2
+#define CLI_RET_QUIT        3
+#define CLI_RET_EXPERT_ON   4
+#define CLI_RET_EXPERT_OFF  5
 
 extern struct list cli_binds;   /* struct bind_conf of `stats socket` lines */
 
