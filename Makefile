@@ -6,7 +6,7 @@ SAN     ?= 0
 PKGS    := openssl libpcre2-8 lua5.4 libnghttp2 zlib
 DEBIAN_BUILD_PKGS := gcc make pkg-config libssl-dev libpcre2-dev liblua5.4-dev \
                      libnghttp2-dev zlib1g-dev
-DEBIAN_TEST_PKGS  := varnish socat clang libclang-rt-14-dev
+DEBIAN_TEST_PKGS  := varnish socat python3 clang libclang-rt-14-dev
 DEBIAN_BENCH_PKGS := haproxy nginx wrk nghttp2-client
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -36,7 +36,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=tests/unit/bin/%)
 # Relink ./sluice when switching between plain and SAN builds.
 $(shell echo "$(SAN)" | cmp -s - .build-mode 2>/dev/null || echo "$(SAN)" > .build-mode)
 
-.PHONY: all deps test unit reg-tests run clean fuzz bench-deps
+.PHONY: all deps test unit reg-tests run clean fuzz bench-deps bench
 
 all: sluice
 
@@ -62,6 +62,11 @@ deps:
 
 bench-deps:
 	@sh scripts/deps.sh $(DEBIAN_BUILD_PKGS) $(DEBIAN_BENCH_PKGS)
+
+# Benchmarks against HAProxy 2.6 (not part of `make test`).
+bench: bench-deps
+	@$(MAKE) --no-print-directory sluice
+	python3 bench/bench.py $(BENCH_ARGS)
 
 unit: $(UNIT_BINS) tests/stress/bin/tcpload
 
