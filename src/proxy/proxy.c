@@ -85,18 +85,6 @@ static void proxy_set_defaults(struct proxy *px)
 	queue_init(&px->queue);
 }
 
-static struct log_target *log_target_dup(const struct log_target *src)
-{
-	struct log_target *t = malloc(sizeof(*t));
-
-	if (!t)
-		return NULL;
-	*t = *src;
-	list_init(&t->list);
-	t->fd = -1;
-	return t;
-}
-
 /* Copies what a proxy inherits from a defaults section. */
 static void proxy_inherit(struct proxy *px, const struct proxy *def)
 {
@@ -125,7 +113,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 		px->defbe_line = def->defbe_line;
 	}
 	list_for_each_safe(pos, tmp, &def->logs) {
-		struct log_target *t = log_target_dup(list_elem(pos, struct log_target, list));
+		struct log_target *t = log_target_clone(list_elem(pos, struct log_target, list));
 
 		if (t)
 			list_append(&px->logs, &t->list);

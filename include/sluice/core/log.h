@@ -102,6 +102,11 @@ struct log_target *log_target_parse(char **args, int nargs, char *err, size_t er
 int log_target_open(struct log_target *t, char *err, size_t errlen);
 void log_target_free(struct log_target *t);
 
+/* A deep copy of <src> (strings and sample ranges duplicated, its own sample
+ * counter, not opened), e.g. for what a proxy inherits from `defaults`.
+ * A plain struct copy would share, then free twice, the owned pointers. */
+struct log_target *log_target_clone(const struct log_target *src);
+
 /* The syslog header fields that do not come from the target. */
 struct log_header {
 	const char *tag;          /* program name; NULL: "sluice" */
