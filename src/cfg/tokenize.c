@@ -30,6 +30,7 @@ struct tok {
 	size_t used;            /* bytes of out->buf in use */
 	size_t word;            /* offset in out->buf of the word in progress */
 	int open;               /* a word is in progress (maybe still empty) */
+	int drop_if_empty;      /* the word so far is only an empty ${X[*]} */
 	char *err;
 	size_t errlen;
 };
@@ -116,6 +117,7 @@ static int tok_putc(struct tok *t, char c)
 		                CFG_TOKBUF_SIZE - 1);
 	tok_mark(t);
 	t->out->buf[t->used++] = c;
+	t->drop_if_empty = 0;
 	return 0;
 }
 
@@ -132,6 +134,14 @@ static int tok_close(struct tok *t)
 {
 	if (!t->open)
 		return 0;
+	if (t->drop_if_empty && t->used == t->word) {
+		/* "${X[*]}" with X empty is no word at all: the list of
+		 * values it stands for is empty */
+		t->open = 0;
+		t->drop_if_empty = 0;
+		return 0;
+	}
+	t->drop_if_empty = 0;
 	if (t->out->nargs >= CFG_MAX_ARGS)
 		return tok_fail(t, "too many words on the line (max %d)", CFG_MAX_ARGS);
 	if (t->used >= CFG_TOKBUF_SIZE)   /* only empty words get here full */
@@ -185,6 +195,9 @@ static int tok_escape(struct tok *t, const char *p)
 static int tok_put_split(struct tok *t, const char *val, size_t len)
 {
 	size_t i;
+
+	if (!len && (!t->open || t->used == t->word))
+		t->drop_if_empty = 1;
 
 	for (i = 0; i < len; i++) {
 		if (!is_blank(val[i])) {
@@ -289,6 +302,9 @@ static int tok_variable(struct tok *t, const char *p)
 
 	if (!val && def) {
 		if (tok_put(t, def, deflen) < 0)
+			return -1;
+	} else if (!val && split) {
+		if (tok_put_split(t, "", 0) < 0)   /* unset: an empty list too */
 			return -1;
 	} else if (val) {
 		if ((split ? tok_put_split(t, val, strlen(val))

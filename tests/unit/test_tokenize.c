@@ -178,8 +178,11 @@ static void test_variables(void)
 	WORDS("\"${TTAB[*]}\"", "p", "q");
 	WORDS("\"${TLEAD[*]}\"", "", "lead");
 	WORDS("\"${TTRAIL[*]}\"", "trail", "");
-	WORDS("\"${TEMPTY[*]}\"", "");
-	WORDS("\"${TNOPE[*]}\" z", "", "z");
+	/* empty or unset: an empty list, so no word (sluice; HAProxy's
+	 * tokenizer leaves an empty word, which its keyword parsers then take
+	 * for the end of the line: the result a user sees is the same) */
+	NO_WORDS("\"${TEMPTY[*]}\"");
+	WORDS("\"${TNOPE[*]}\" z", "z");
 	WORDS("\"${TV[*]}\"", "val");
 	FAILS("\"$\"", "invalid variable name after '$' at column 2");
 	FAILS("\"a$\"", "invalid variable name");
@@ -332,5 +335,18 @@ int main(void)
 	test_location_and_flags();
 	test_line_ends();
 	test_limits();
+	/* an empty "${X[*]}" stands for an empty list of words */
+	{
+		static struct cfg_tokens tk;
+		char e[256];
+
+		setenv("SLUICE_T_EMPTY", "", 1);
+		CHECK(cfg_tokenize("server s 1.2.3.4:80 \"${SLUICE_T_EMPTY[*]}\"", &tk, e, sizeof(e)) == 0);
+		CHECK(tk.nargs == 3);
+		CHECK(cfg_tokenize("a x\"${SLUICE_T_EMPTY[*]}\"y", &tk, e, sizeof(e)) == 0);
+		CHECK(tk.nargs == 2 && strcmp(tk.args[1], "xy") == 0);
+		CHECK(cfg_tokenize("a \"${SLUICE_T_EMPTY}\"", &tk, e, sizeof(e)) == 0);
+		CHECK(tk.nargs == 2 && tk.args[1][0] == '\0');   /* plain: an empty word */
+	}
 	return t_done("test_tokenize");
 }
