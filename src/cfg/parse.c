@@ -207,6 +207,7 @@ static int parse_file(const char *path)
 	static struct cfg_tokens tok;   /* large: keep it off the stack */
 	struct cfg_cond_stack cond;
 	struct cfg_ctx ctx = { .file = path };
+	struct cfg_tok_where where = { .file = path };
 	char err[512];
 	char *line = NULL;
 	size_t cap = 0;
@@ -229,7 +230,9 @@ static int parse_file(const char *path)
 			errors++;
 			continue;
 		}
-		if (cfg_tokenize(line, &tok, err, sizeof(err)) < 0) {
+		where.line = ctx.line;
+		where.section = ctx.section == CFG_SEC_NONE ? "" : section_name(ctx.section);
+		if (cfg_tokenize_ex(line, &where, 0, &tok, err, sizeof(err)) < 0) {
 			if (cfg_cond_active(&cond)) {
 				cfg_alert(path, ctx.line, "%s", err);
 				errors++;
