@@ -76,7 +76,7 @@ tests/stress/bin/tcpload: tests/stress/tcpload.c
 
 test: deps
 	@$(MAKE) --no-print-directory sluice unit
-	@sh scripts/run-tests.sh
+	@SAN=$(SAN) sh scripts/run-tests.sh
 
 run: deps
 	@$(MAKE) --no-print-directory sluice

@@ -21,6 +21,22 @@ for t in tests/unit/bin/test_*; do
 done
 rm -f /tmp/sluice-unit.$$
 
+# fuzz targets: replay every seed corpus, then a short fuzzing run each
+# (the plain build only: the fuzzers carry their own sanitizers)
+if [ "${SAN:-0}" != 1 ] && [ -z "${NO_FUZZ:-}" ] && command -v clang >/dev/null; then
+	echo "fuzz: building and running every target for ${FUZZ_SECONDS:-5} s"
+	if make --no-print-directory -s -f fuzz/Makefile check FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
+	        >/tmp/sluice-fuzz.$$ 2>&1; then
+		passed=$((passed + 1))
+		grep -E '^== |Done [0-9]+ runs' /tmp/sluice-fuzz.$$
+	else
+		failed=$((failed + 1))
+		failures="$failures fuzz"
+		tail -n 40 /tmp/sluice-fuzz.$$
+	fi
+	rm -f /tmp/sluice-fuzz.$$
+fi
+
 # stress tests: bounded loopback load, one test each
 for t in tests/stress/test_*.sh; do
 	[ -f "$t" ] || continue
