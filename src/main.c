@@ -196,8 +196,8 @@ static void print_version(int verbose)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-	        "Usage : %s [-f <cfgfile|cfgdir>]* [ -vdVD ] [ -n <maxconn> ] [ -N <maxpconn> ]\n"
-	        "        [ -p <pidfile> ] [ -c ] [ -cc <expr> ] [ -q ]\n"
+	        "Usage : %s [-f <cfgfile|cfgdir>]* [ -vdD ] [ -p <pidfile> ] [ -c ]\n"
+	        "        [ -cc <expr> ] [ -q ]\n"
 	        "        -v displays version ; -vv shows known build options.\n"
 	        "        -d enters debug mode (foreground) ; -D goes daemon.\n"
 	        "        -f <file|dir> loads a configuration file or every *.cfg of a directory\n"
@@ -375,6 +375,7 @@ int main(int argc, char **argv)
 	int ncfg = 0, errors = 0;
 	const char *cond_expr = NULL;
 	const char *pidfile = NULL;
+	int check_only = 0, daemon_opt = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -386,14 +387,14 @@ int main(int argc, char **argv)
 			}
 			cfg_files[ncfg++] = argv[++i];
 		} else if (!strcmp(a, "-c")) {
-			global.mode = MODE_CHECK;
+			check_only = 1;
 		} else if (!strcmp(a, "-cc") && i + 1 < argc) {
 			cond_expr = argv[++i];
 		} else if (!strcmp(a, "-d") || !strncmp(a, "-dD", 3) || !strncmp(a, "-dV", 3) ||
 		           !strncmp(a, "-dW", 3)) {
 			global.debug = 1;
 		} else if (!strcmp(a, "-D")) {
-			global.mode = MODE_DAEMON;
+			daemon_opt = 1;
 		} else if (!strcmp(a, "-p") && i + 1 < argc) {
 			pidfile = argv[++i];
 		} else if (!strcmp(a, "-q")) {
@@ -430,6 +431,8 @@ int main(int argc, char **argv)
 	}
 	if (!ncfg)
 		usage(argv[0]);
+	/* -c wins over -D whatever their order: checking never starts anything */
+	global.mode = check_only ? MODE_CHECK : daemon_opt ? MODE_DAEMON : MODE_FOREGROUND;
 
 	global.pid = getpid();
 	for (int i = 0; i < ncfg; i++)

@@ -100,41 +100,45 @@ static int is_unsupported_section(const char *w)
 	return 0;
 }
 
-static const struct cfg_kw *find_kw(char **args, int nargs, int *sub_matched,
+/* Looks up the keyword of a line: a two-word keyword first ("timeout
+ * client"), then a one-word one. Several modules may register the same word
+ * for different sections (global and proxy `maxconn`): the one valid in
+ * <sec> wins; another one is returned only to report it as misplaced. */
+static const struct cfg_kw *find_kw(char **args, int nargs, enum cfg_section sec,
                                     int *exists_elsewhere)
 {
-	const struct cfg_kw *single = NULL;
+	const struct cfg_kw *single = NULL, *pair = NULL;
 
-	*sub_matched = 0;
 	*exists_elsewhere = 0;
 	for (struct cfg_kw_table *t = kw_tables; t; t = t->next) {
 		for (const struct cfg_kw *k = t->kws; k->kw; k++) {
+			const struct cfg_kw **slot;
+
 			if (strcmp(k->kw, args[0]) != 0)
 				continue;
-			if (k->sub) {
-				if (nargs > 1 && strcmp(k->sub, args[1]) == 0) {
-					*sub_matched = 1;
-					return k;
-				}
+			if (k->sub && !(nargs > 1 && strcmp(k->sub, args[1]) == 0)) {
 				*exists_elsewhere = 1;   /* known first word */
 				continue;
 			}
-			single = k;
+			slot = k->sub ? &pair : &single;
+			if (!*slot || (!((*slot)->sections & sec) && (k->sections & sec)))
+				*slot = k;
 		}
 	}
-	return single;
+	return pair ? pair : single;
 }
 
 static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 {
 	char err[512] = "";
 	const struct cfg_kw *kw;
-	int sub, known_word;
+	int known_word;
 	enum cfg_section sec = section_from_word(args[0]);
 
 	if (sec != CFG_SEC_NONE) {
 		ctx->section = sec;
 		ctx->px = NULL;
+		ctx->skip_section = 0;
 		if (sec == CFG_SEC_GLOBAL) {
 			if (nargs > 1) {
 				cfg_alert(ctx->file, ctx->line, "'global' takes no argument.");
@@ -142,10 +146,12 @@ static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 			}
 			return 0;
 		}
+		ctx->skip_section = 0;
 		ctx->px = proxy_cfg_begin(ctx, sec, args, nargs, err, sizeof(err));
 		if (!ctx->px) {
 			cfg_alert(ctx->file, ctx->line, "%s", err);
-			ctx->section = CFG_SEC_NONE;   /* skip its lines silently */
+			ctx->section = CFG_SEC_NONE;
+			ctx->skip_section = 1;   /* its lines: already reported */
 			return -1;
 		}
 		return 0;
@@ -154,14 +160,14 @@ static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 		cfg_alert(ctx->file, ctx->line, "section '%s' is not supported by sluice.", args[0]);
 		ctx->section = CFG_SEC_NONE;
 		ctx->px = NULL;
+		ctx->skip_section = 1;
 		return -1;
 	}
 	if (ctx->section == CFG_SEC_NONE) {
-		if (ctx->px == NULL && ctx->line > 0 && ctx->warnings >= 0) {
-			cfg_alert(ctx->file, ctx->line, "unknown keyword '%s' out of section.", args[0]);
-			return -1;
-		}
-		return 0;
+		if (ctx->skip_section)
+			return 0;
+		cfg_alert(ctx->file, ctx->line, "unknown keyword '%s' out of section.", args[0]);
+		return -1;
 	}
 
 	ctx->negate = 0;
@@ -170,7 +176,7 @@ static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 		args++;
 		nargs--;
 	}
-	kw = find_kw(args, nargs, &sub, &known_word);
+	kw = find_kw(args, nargs, ctx->section, &known_word);
 	if (!kw) {
 		if (known_word && nargs > 1)
 			cfg_alert(ctx->file, ctx->line, "unknown keyword '%s %s' in '%s' section.",
@@ -231,7 +237,8 @@ static int parse_file(const char *path)
 			continue;
 		}
 		where.line = ctx.line;
-		where.section = ctx.section == CFG_SEC_NONE ? "" : section_name(ctx.section);
+		where.section = ctx.section == CFG_SEC_NONE ? "" : ctx.px && ctx.px->name ?
+		                ctx.px->name : section_name(ctx.section);
 		if (cfg_tokenize_ex(line, &where, 0, &tok, err, sizeof(err)) < 0) {
 			if (cfg_cond_active(&cond)) {
 				cfg_alert(path, ctx.line, "%s", err);

@@ -422,6 +422,10 @@ static int kw_stats_socket(struct cfg_ctx *ctx, char **args, int nargs, char *er
 		bc->cli_level = CLI_LEVEL_OPERATOR;   /* HAProxy's documented default */
 		if (bind_parse_options(bc, args, nargs, 3, err, errlen) < 0)
 			return -1;
+		if (bc->accept_proxy) {
+			snprintf(err, errlen, "'accept-proxy' is not supported on a stats socket.");
+			return -1;
+		}
 	}
 	list_splice_tail(&cli_binds, &tmp);
 	return 0;

@@ -49,144 +49,151 @@ static int weight_of(const struct proxy *be, const struct server *s)
 	return be->lb_algo == LB_STATIC_RR ? s->iweight : srv_lb_weight(s);
 }
 
-/* Fills <c> with the candidates. Returns their number. */
-static int candidates(struct proxy *be, struct server *avoid, struct server **c)
+/* The servers a pick chooses among, each with its weight read once: the
+ * CLI may change weights and states at any time, so every decision of one
+ * pick uses this snapshot (never a second read that could now be 0). */
+struct lb_cands {
+	struct server *s[LB_MAX_CANDIDATES];
+	int w[LB_MAX_CANDIDATES];
+	int n;
+	int total;
+};
+
+static void cand_drop(struct lb_cands *c, int i)
 {
-	int n = 0, navoid = 0;
+	c->total -= c->w[i];
+	c->n--;
+	c->s[i] = c->s[c->n];
+	c->w[i] = c->w[c->n];
+}
 
-	for (int pass = 0; pass < 2 && !n; pass++) {
-		for (int i = 0; i < be->nsrv && n < LB_MAX_CANDIDATES; i++) {
+/* Fills <c> with the candidates. Returns their number. */
+static int candidates(struct proxy *be, struct server *avoid, struct lb_cands *c)
+{
+	c->n = c->total = 0;
+	for (int pass = 0; pass < 2 && !c->n; pass++) {
+		for (int i = 0; i < be->nsrv && c->n < LB_MAX_CANDIDATES; i++) {
 			struct server *s = be->srv[i];
+			int w;
 
-			if (s->backup != pass || !weight_of(be, s))
+			if (s->backup != pass || !(w = weight_of(be, s)))
 				continue;
-			c[n++] = s;
+			c->s[c->n] = s;
+			c->w[c->n++] = w;
+			c->total += w;
 			if (pass == 1 && !(be->options & PX_O_ALLBACKUPS))
 				break;
 		}
 	}
-	if (avoid && n > 1) {
-		for (int i = 0; i < n; i++) {
-			if (c[i] == avoid) {
-				c[i] = c[--n];
-				navoid = 1;
+	if (avoid && c->n > 1) {
+		for (int i = 0; i < c->n; i++) {
+			if (c->s[i] == avoid) {
+				cand_drop(c, i);
 				break;
 			}
 		}
 	}
-	(void)navoid;
-	return n;
+	return c->n;
 }
 
 /* Smooth weighted round robin: every candidate gains its weight, the
  * largest accumulator wins and pays back the total. Full servers are
  * skipped for this pick. */
-static struct server *pick_rr(struct proxy *be, struct server **c, int n)
+static struct server *pick_rr(struct lb_cands *c)
 {
-	struct server *best;
-	int total = 0;
+	int total = c->total;
 
-	for (int i = 0; i < n; i++) {
-		int w = weight_of(be, c[i]);
-
-		c[i]->lb_cur += w;
-		total += w;
-	}
-	while (n > 0) {
+	for (int i = 0; i < c->n; i++)
+		c->s[i]->lb_cur += c->w[i];
+	while (c->n > 0) {
 		int bi = 0;
+		struct server *best;
 
-		for (int i = 1; i < n; i++)
-			if (c[i]->lb_cur > c[bi]->lb_cur)
+		for (int i = 1; i < c->n; i++)
+			if (c->s[i]->lb_cur > c->s[bi]->lb_cur)
 				bi = i;
-		best = c[bi];
+		best = c->s[bi];
 		if (srv_take_slot(best)) {
 			best->lb_cur -= total;
 			return best;
 		}
-		c[bi] = c[--n];
+		cand_drop(c, bi);
 	}
 	return NULL;
 }
 
 /* Fewest slots in use relative to weight; ties rotate after the last pick. */
-static struct server *pick_leastconn(struct proxy *be, struct server **c, int n)
+static struct server *pick_leastconn(struct proxy *be, struct lb_cands *c)
 {
-	while (n > 0) {
-		int bi = -1;
+	while (c->n > 0) {
+		int bi = -1, start = 0;
 		long long bkey = 0;
-		int start = 0;
 
-		for (int i = 0; i < n; i++)
-			if (c[i] == be->lb_last)
+		for (int i = 0; i < c->n; i++)
+			if (c->s[i] == be->lb_last)
 				start = i + 1;
-		for (int k = 0; k < n; k++) {
-			int i = (start + k) % n;
-			long long key = (long long)atomic_load(&c[i]->served) * SRV_WEIGHT_MAX /
-			                weight_of(be, c[i]);
+		for (int k = 0; k < c->n; k++) {
+			int i = (start + k) % c->n;
+			long long key = (long long)atomic_load(&c->s[i]->served) * SRV_WEIGHT_MAX /
+			                c->w[i];
 
 			if (bi < 0 || key < bkey) {
 				bi = i;
 				bkey = key;
 			}
 		}
-		if (srv_take_slot(c[bi])) {
-			be->lb_last = c[bi];
-			return c[bi];
+		if (srv_take_slot(c->s[bi])) {
+			be->lb_last = c->s[bi];
+			return c->s[bi];
 		}
-		c[bi] = c[--n];
+		cand_drop(c, bi);
 	}
 	return NULL;
 }
 
-static struct server *pick_first(struct server **c, int n)
+static struct server *pick_first(struct lb_cands *c)
 {
-	for (int i = 0; i < n; i++)
-		if (srv_take_slot(c[i]))
-			return c[i];
+	for (int i = 0; i < c->n; i++)
+		if (srv_take_slot(c->s[i]))
+			return c->s[i];
 	return NULL;
 }
 
 /* Map-based source hashing: the same client address always maps to the same
  * server while the set of candidates and their weights do not change. */
-static struct server *pick_source(struct proxy *be, struct server **c, int n,
-                                  const struct sockaddr_storage *src)
+static struct server *pick_source(struct lb_cands *c, const struct sockaddr_storage *src)
 {
 	uint32_t h = addr_hash_host(src);
-	int total = 0, slot;
+	int slot = (int)(h % (uint32_t)c->total);
 
-	for (int i = 0; i < n; i++)
-		total += weight_of(be, c[i]);
-	slot = (int)(h % (uint32_t)total);
-	for (int i = 0; i < n; i++) {
-		slot -= weight_of(be, c[i]);
+	for (int i = 0; i < c->n; i++) {
+		slot -= c->w[i];
 		if (slot < 0)
-			return c[i];
+			return c->s[i];
 	}
-	return c[n - 1];
+	return c->s[c->n - 1];
 }
 
 /* random(<draws>): draw <draws> servers by weight, keep the least loaded. */
-static struct server *pick_random(struct proxy *be, struct server **c, int n)
+static struct server *pick_random(struct proxy *be, struct lb_cands *c)
 {
-	while (n > 0) {
-		int total = 0, bi = -1;
+	while (c->n > 0) {
+		int bi = -1;
 
-		for (int i = 0; i < n; i++)
-			total += weight_of(be, c[i]);
 		for (int d = 0; d < be->random_draws; d++) {
-			int slot = (int)(lb_rand() % (uint64_t)total), i;
+			int slot = (int)(lb_rand() % (uint64_t)c->total), i;
 
-			for (i = 0; i < n - 1; i++) {
-				slot -= weight_of(be, c[i]);
+			for (i = 0; i < c->n - 1; i++) {
+				slot -= c->w[i];
 				if (slot < 0)
 					break;
 			}
-			if (bi < 0 || atomic_load(&c[i]->served) < atomic_load(&c[bi]->served))
+			if (bi < 0 || atomic_load(&c->s[i]->served) < atomic_load(&c->s[bi]->served))
 				bi = i;
 		}
-		if (srv_take_slot(c[bi]))
-			return c[bi];
-		c[bi] = c[--n];
+		if (srv_take_slot(c->s[bi]))
+			return c->s[bi];
+		cand_drop(c, bi);
 	}
 	return NULL;
 }
@@ -194,33 +201,31 @@ static struct server *pick_random(struct proxy *be, struct server **c, int n)
 enum lb_result lb_pick(struct proxy *be, const struct sockaddr_storage *src,
                        struct server *avoid, struct server **out)
 {
-	struct server *cand[LB_MAX_CANDIDATES];
+	struct lb_cands cand;
 	struct server *s = NULL;
-	int n;
 
 	*out = NULL;
 	pthread_mutex_lock(&be->lb_lock);
-	n = candidates(be, avoid, cand);
-	if (!n) {
+	if (!candidates(be, avoid, &cand)) {
 		pthread_mutex_unlock(&be->lb_lock);
 		return LB_NOSRV;
 	}
 	switch (be->lb_algo) {
 	case LB_ROUNDROBIN:
 	case LB_STATIC_RR:
-		s = pick_rr(be, cand, n);
+		s = pick_rr(&cand);
 		break;
 	case LB_LEASTCONN:
-		s = pick_leastconn(be, cand, n);
+		s = pick_leastconn(be, &cand);
 		break;
 	case LB_FIRST:
-		s = pick_first(cand, n);
+		s = pick_first(&cand);
 		break;
 	case LB_RANDOM:
-		s = pick_random(be, cand, n);
+		s = pick_random(be, &cand);
 		break;
 	case LB_SOURCE:
-		s = pick_source(be, cand, n, src);
+		s = pick_source(&cand, src);
 		pthread_mutex_unlock(&be->lb_lock);
 		*out = s;
 		return srv_take_slot(s) ? LB_OK : LB_QUEUE_SRV;

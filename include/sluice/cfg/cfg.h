@@ -34,6 +34,7 @@ struct cfg_ctx {
 	enum cfg_section section;
 	struct proxy *px;        /* proxy being defined (defaults included) */
 	int negate;              /* the line started with "no" */
+	int skip_section;        /* in a section whose header failed: skip */
 	int warnings;
 };
 
