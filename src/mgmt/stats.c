@@ -229,7 +229,8 @@ static const char *srv_status(const struct server *s)
 	}
 }
 
-static void stat_server(struct cli_out *out, struct proxy *be, struct server *s)
+/* As HAProxy does, server addresses are shown from level operator up only. */
+static void stat_server(struct cli_out *out, struct proxy *be, struct server *s, int level)
 {
 	struct stat_row r = { 0 };
 	char addr[128];
@@ -247,7 +248,9 @@ static void stat_server(struct cli_out *out, struct proxy *be, struct server *s)
 	row_u64(&r, ST_WRETR, atomic_load(&s->cnt.retries));
 	row_u64(&r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
 	row_set(&r, ST_STATUS, "%s", srv_status(s));
-	row_set(&r, ST_WEIGHT, "%d", srv_lb_weight(s));
+	/* HAProxy reports the server's own weight here, also when its admin
+	 * state keeps it out of load balancing (DRAIN, MAINT) */
+	row_set(&r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
 	row_set(&r, ST_ACT, "%d", s->backup ? 0 : 1);
 	row_set(&r, ST_BCK, "%d", s->backup ? 1 : 0);
 	row_set(&r, ST_LASTCHG, "%llu", (unsigned long long)uptime_sec());
@@ -267,7 +270,8 @@ static void stat_server(struct cli_out *out, struct proxy *be, struct server *s)
 	row_set(&r, ST_CTIME, "0");
 	row_set(&r, ST_RTIME, "0");
 	row_set(&r, ST_TTIME, "0");
-	row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
+	if (level >= CLI_LEVEL_OPERATOR)
+		row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
 	row_set(&r, ST_SRV_ICUR, "0");
 	row_set(&r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
 	row_set(&r, ST_IDLE_CONN_CUR, "0");
@@ -341,7 +345,7 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 			stat_frontend(out, px);
 		if (px->cap & PX_CAP_BE) {
 			for (int i = 0; i < px->nsrv; i++)
-				stat_server(out, px, px->srv[i]);
+				stat_server(out, px, px->srv[i], level);
 			stat_backend(out, px);
 		}
 	}
@@ -536,7 +540,8 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 		if (*end == '%')
 			w = (long)s->iweight * w / 100;
 		if (w > SRV_WEIGHT_MAX) {
-			cli_printf(out, "Weight is out of range (0-%d).\n", SRV_WEIGHT_MAX);
+			cli_printf(out, "Absolute weight can only be between 0 and %d inclusive.\n",
+			           SRV_WEIGHT_MAX);
 			return -1;
 		}
 		if (s->be->lb_algo == LB_STATIC_RR && w != 0 && w != s->iweight) {

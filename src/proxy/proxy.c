@@ -122,17 +122,25 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->defaults = (struct proxy *)def;
 }
 
-static struct proxy *find_defaults(const char *name)
+/* The defaults section named <name>; NULL if none, and *dups set when several
+ * share the name (a referenced defaults section must be unique). */
+static struct proxy *find_defaults(const char *name, int *dups)
 {
 	struct list *pos, *tmp;
+	struct proxy *found = NULL;
 
+	*dups = 0;
 	list_for_each_safe(pos, tmp, &defaults_list) {
 		struct proxy *d = list_elem(pos, struct proxy, list);
 
-		if (d->name && strcmp(d->name, name) == 0)
-			return d;
+		if (d->name && strcmp(d->name, name) == 0) {
+			if (found)
+				*dups = 1;
+			else
+				found = d;
+		}
 	}
-	return NULL;
+	return found;
 }
 
 struct proxy *proxy_find(const char *name, unsigned int cap)
@@ -167,6 +175,7 @@ struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
 	const char *from = NULL;
 	struct proxy *px, *def = last_defaults;
 	unsigned int cap;
+	int dups;
 
 	if (nargs > 2) {
 		if (strcmp(args[2], "from") != 0 || nargs != 4) {
@@ -177,6 +186,9 @@ struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
 		from = args[3];
 	}
 	if (sec == CFG_SEC_DEFAULTS) {
+		/* a defaults section starts from the built-in settings unless it
+		 * names another one with `from` */
+		def = NULL;
 		cap = PX_CAP_DEF;
 		if (name && !valid_name(name)) {
 			snprintf(err, errlen, "invalid character in defaults name '%s'.", name);
@@ -204,10 +216,15 @@ struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
 		}
 	}
 	if (from) {
-		def = find_defaults(from);
+		def = find_defaults(from, &dups);
 		if (!def) {
 			snprintf(err, errlen, "defaults section '%s' not found for %s '%s'.",
 			         from, args[0], name ? name : "");
+			return NULL;
+		}
+		if (dups) {
+			snprintf(err, errlen, "several defaults sections are named '%s': a "
+			         "defaults section used with 'from' must have a unique name.", from);
 			return NULL;
 		}
 	}
@@ -377,8 +394,8 @@ static int kw_balance(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 		         "sluice does not have yet.", args[1]);
 		return -1;
 	}
-	snprintf(err, errlen, "unknown algorithm '%s' (roundrobin, static-rr, leastconn, first, "
-	         "source, random).", args[1]);
+	snprintf(err, errlen, "only supports 'roundrobin', 'static-rr', 'leastconn', 'first', "
+	         "'source' and 'random' (unknown '%s').", args[1]);
 	return -1;
 }
 
@@ -468,7 +485,8 @@ static int kw_log(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t
 			list_del_init(pos);
 			log_target_free(list_elem(pos, struct log_target, list));
 		}
-		ctx->px->options &= ~PX_O_LOG_GLOBAL;
+		if (ctx->px)
+			ctx->px->options &= ~PX_O_LOG_GLOBAL;
 		return 0;
 	}
 	if (nargs < 2) {
@@ -744,10 +762,10 @@ static int proxy_check_one(struct proxy *px)
 	if ((px->cap & PX_CAP_FE) && px->defbe_name) {
 		px->defbe = proxy_find(px->defbe_name, PX_CAP_BE);
 		if (!px->defbe) {
+			/* HAProxy's wording, which tests and tools look for */
 			cfg_alert(px->defbe_file, px->defbe_line,
-			          "'default_backend': unable to find backend '%s' for %s '%s'.",
-			          px->defbe_name, (px->cap & PX_CAP_BE) ? "listen" : "frontend",
-			          px->name);
+			          "Proxy '%s': unable to find required default_backend: '%s'.",
+			          px->name, px->defbe_name);
 			errors++;
 		} else if (px->defbe->mode != px->mode) {
 			cfg_alert(px->defbe_file, px->defbe_line,
@@ -769,8 +787,9 @@ static int proxy_check_one(struct proxy *px)
 
 		r->be = proxy_find(r->name, PX_CAP_BE);
 		if (!r->be) {
-			cfg_alert(r->file, r->line, "'use_backend': unable to find backend '%s'.",
-			          r->name);
+			cfg_alert(r->file, r->line,
+			          "Proxy '%s': unable to find required use_backend: '%s'.",
+			          px->name, r->name);
 			errors++;
 		}
 	}

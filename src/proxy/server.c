@@ -124,8 +124,7 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				return -1;
 			}
 			i++;
-			if (cfg_parse_uint(args[i], !strcmp(o, "weight") ? SRV_WEIGHT_MAX : 10000000,
-			                   &v, err, errlen) < 0) {
+			if (cfg_parse_uint(args[i], 10000000, &v, err, errlen) < 0) {
 				char tmp[256];
 
 				snprintf(tmp, sizeof(tmp), "'%s': %s", o, err);
@@ -133,6 +132,13 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				return -1;
 			}
 			if (!strcmp(o, "weight")) {
+				if (v > SRV_WEIGHT_MAX) {
+					/* HAProxy's wording */
+					snprintf(err, errlen, "weight of server %s is not within 0 and "
+					         "%d (%ld).", s->name ? s->name : "default-server",
+					         SRV_WEIGHT_MAX, v);
+					return -1;
+				}
 				s->iweight = (int)v;
 				atomic_store(&s->uweight, (int)v);
 			} else if (!strcmp(o, "maxconn")) {
@@ -185,8 +191,9 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	if (server_find(be, args[1])) {
 		struct server *o = server_find(be, args[1]);
 
-		snprintf(err, errlen, "backend '%s' has already a server named '%s' (at %s:%d).",
-		         be->name, args[1], o->conf_file, o->conf_line);
+		snprintf(err, errlen, "backend '%s', another server named '%s' was already "
+		         "defined at line %d, please use distinct names.",
+		         be->name, args[1], o->conf_line);
 		return -1;
 	}
 	s = server_new_default();

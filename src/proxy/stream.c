@@ -219,6 +219,10 @@ static void stream_free(struct stream *s)
 		atomic_fetch_sub(&s->srv->used_conns, 1);
 	conn_close(&s->sc);
 	conn_close(&s->cli);
+	/* as HAProxy does, the backend no longer counts this stream in the
+	 * %bc of its own log line */
+	if (s->be)
+		atomic_fetch_sub(&s->be->beconn, 1);
 	stream_log_end(s);
 
 	if (s->srv) {
@@ -228,7 +232,6 @@ static void stream_free(struct stream *s)
 	if (s->be) {
 		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
 		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
-		atomic_fetch_sub(&s->be->beconn, 1);
 	}
 	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
 	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
@@ -324,6 +327,8 @@ static struct proxy *choose_backend(struct stream *s)
 
 static void got_server(struct stream *s, struct server *srv)
 {
+	if (s->Tw < 0)
+		s->Tw = 0;   /* not queued: %Tw is 0, -1 only if never assigned */
 	s->srv = srv;
 	s->has_slot = 1;
 	CNT_INC(srv->cnt.cum_sess);
@@ -411,8 +416,9 @@ static void connect_failed(struct stream *s, int timeout)
 {
 	atomic_fetch_sub(&s->srv->used_conns, 1);
 	conn_close(&s->sc);
-	CNT_INC(s->srv->cnt.failed_conns);
 	if (s->retries_left <= 0) {
+		/* econ counts sessions that failed to connect, not attempts */
+		CNT_INC(s->srv->cnt.failed_conns);
 		CNT_INC(s->be->be_cnt.failed_conns);
 		stream_abort(s, timeout ? 's' : 'S', 'C');
 		return;
