@@ -189,6 +189,18 @@ static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 			          args[0], section_name(ctx->section));
 		return -1;
 	}
+	if (!(kw->sections & ctx->section) && !(kw->flags & CFG_KW_F_SIDE_FATAL) &&
+	    (ctx->section == CFG_SEC_FRONTEND || ctx->section == CFG_SEC_BACKEND) &&
+	    (kw->sections & (CFG_SEC_FRONTEND | CFG_SEC_BACKEND))) {
+		/* a keyword of the other side: HAProxy ignores it with a warning */
+		int fe = ctx->section == CFG_SEC_FRONTEND;
+
+		cfg_warning(ctx->file, ctx->line, "'%s%s%s' ignored because %s '%s' has no %s "
+		            "capability.", kw->kw, kw->sub ? " " : "", kw->sub ? kw->sub : "",
+		            fe ? "frontend" : "backend", ctx->px && ctx->px->name ? ctx->px->name : "",
+		            fe ? "backend" : "frontend");
+		return 0;
+	}
 	if (!(kw->sections & ctx->section)) {
 		cfg_alert(ctx->file, ctx->line, "'%s%s%s' is not allowed in '%s' section.",
 		          kw->kw, kw->sub ? " " : "", kw->sub ? kw->sub : "",
@@ -273,7 +285,8 @@ static int parse_file(const char *path)
 			errors++;
 	}
 	if (cond.depth > 0) {
-		cfg_alert(path, ctx.line, "missing '.endif' at end of file.");
+		cfg_alert(path, ctx.line, "non-terminated '.if' block (missing '.endif' at end "
+		          "of file).");
 		errors++;
 	}
 	if (ctx.px)

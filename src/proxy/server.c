@@ -14,7 +14,7 @@
 static int kw_server(struct cfg_ctx *, char **, int, char *, size_t);
 
 static const struct cfg_kw server_kws[] = {
-	{ "server",         NULL, CFG_SEC_BE_ONLY, kw_server },
+	{ "server",         NULL, CFG_SEC_BE_ONLY, kw_server, 0, CFG_KW_F_SIDE_FATAL },
 	{ "default-server", NULL, CFG_SEC_BE,      kw_server },
 	{ NULL }
 };

@@ -44,7 +44,12 @@ struct cfg_kw {
 	unsigned int sections;   /* CFG_SEC_* where it is valid */
 	int (*parse)(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen);
 	int negatable;           /* accepts a "no" prefix */
+	unsigned int flags;      /* CFG_KW_F_* */
 };
+
+/* In a frontend, a backend-only keyword is ignored with a warning (and the
+ * reverse), as HAProxy does; with this flag it is an error instead. */
+#define CFG_KW_F_SIDE_FATAL  0x01
 
 struct cfg_kw_table {
 	struct cfg_kw_table *next;
