@@ -62,16 +62,15 @@ static inline void out_str(struct lf_out *o, const char *s)
 static inline void out_uint(struct lf_out *o, uint64_t v, int width)
 {
 	char tmp[24];
-	int n = 0;
+	int pos = (int)sizeof(tmp);
 
 	do {
-		tmp[n++] = (char)('0' + v % 10);
+		tmp[--pos] = (char)('0' + v % 10);
 		v /= 10;
-	} while (v);
-	while (n < width && n < (int)sizeof(tmp))
-		tmp[n++] = '0';
-	while (n)
-		out_char(o, tmp[--n]);
+	} while (v && pos > 0);
+	while ((int)sizeof(tmp) - pos < width && pos > 0)
+		tmp[--pos] = '0';
+	out_mem(o, tmp + pos, sizeof(tmp) - (size_t)pos);
 }
 
 static inline void out_int(struct lf_out *o, int64_t v)
