@@ -8,6 +8,7 @@
  * is also thread 1) receives them.
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -162,6 +163,18 @@ static const struct cfg_kw global_kws[] = {
 };
 CFG_REGISTER(global_kws)
 
+/* HAProxy's default thread count: the CPUs the process is bound to. */
+static int default_nbthread(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+}
+
 /* ---- version ---- */
 
 static void print_version(int verbose)
@@ -173,8 +186,8 @@ static void print_version(int verbose)
 	printf("Build options :\n  CC = %s\n  CFLAGS = %s\n", BUILD_CC, BUILD_CFLAGS);
 	printf("\nFeature list : %s\n", sluice_build_features);
 	printf("\nDefault settings :\n  bufsize = %d, maxpollevents = %d, runqueue-depth = %d, "
-	       "maxaccept = %d\n", global.bufsize, global.maxpollevents, global.runqueue_depth,
-	       global.maxaccept);
+	       "maxaccept = %d, nbthread = %d\n", global.bufsize, global.maxpollevents,
+	       global.runqueue_depth, global.maxaccept, default_nbthread());
 	printf("\nBuilt with multi-threading support (MAX_THREADS=%d).\n", MAX_THREADS);
 	printf("Built with OpenSSL version : %s\n", OPENSSL_VERSION_TEXT);
 	printf("Running on OpenSSL version : %s\n", OpenSSL_version(OPENSSL_VERSION));
@@ -450,6 +463,8 @@ int main(int argc, char **argv)
 	if (global.daemon && global.mode != MODE_CHECK && !global.debug)
 		global.mode = MODE_DAEMON;
 
+	if (!global.nbthread)
+		global.nbthread = default_nbthread();
 	setup_limits();
 	global.start_ms = clock_mono_ms();
 	global.start_wall = time(NULL);

@@ -3,7 +3,7 @@
 #include <sluice/core/global.h>
 
 struct global global = {
-	.nbthread = 1,
+	.nbthread = 0,            /* 0: the CPUs the process may run on */
 	.maxconn = 0,             /* 0: derived from the file-descriptor limit */
 	.bufsize = 16384,
 	.maxpollevents = 200,

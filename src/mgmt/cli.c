@@ -305,12 +305,19 @@ static void cli_handle_input(struct cli_sess *cs)
 		buf_consume(&cs->in, len < cs->in.data ? len + 1 : len);
 		cli_run_line(cs, line);
 		free(line);
-		if (!cs->prompt)
-			cs->closing = 1;
-		else if (!cs->closing)
-			cli_printf(&cs->out, "> ");
 		if (cs->closing)
 			return;
+		if (cs->prompt) {
+			cli_printf(&cs->out, "> ");
+			continue;
+		}
+		/* one-shot mode: answer every line that came with the first
+		 * one (as HAProxy does), then close */
+		if (!memchr(buf_head(&cs->in), '\n', cs->in.data) &&
+		    !((cs->c.flags & CONN_F_RD_SHUT) && cs->in.data)) {
+			cs->closing = 1;
+			return;
+		}
 	}
 }
 

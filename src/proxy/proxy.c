@@ -76,6 +76,7 @@ static void proxy_set_defaults(struct proxy *px)
 	px->mode = PX_MODE_TCP;
 	px->lb_algo = LB_ROUNDROBIN;
 	px->random_draws = 2;
+	px->redispatch_interval = -1;
 	atomic_init(&px->fe_maxconn_rt, -1);
 	list_init(&px->logs);
 	list_init(&px->binds);
@@ -100,6 +101,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->timeout_server_fin = def->timeout_server_fin;
 	px->retries = def->retries;
 	px->options = def->options;
+	px->redispatch_interval = def->redispatch_interval;
 	px->fullconn = def->fullconn;
 	px->lb_algo = def->lb_algo;
 	px->random_draws = def->random_draws;
@@ -452,6 +454,23 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		if (strcmp(args[1], tab[i].name) != 0)
 			continue;
+		if (tab[i].flag == PX_O_REDISPATCH && nargs == 3 && !ctx->negate) {
+			/* option redispatch <interval>: P > 0 every Pth retry, N < 0
+			 * the Nth retry before the last (-1: the last), 0: never */
+			char *end;
+			long v = strtol(args[2], &end, 10);
+
+			if (*end || end == args[2] || v < -1000 || v > 1000) {
+				snprintf(err, errlen, "'option redispatch' expects an integer interval, "
+				         "got '%s'.", args[2]);
+				return -1;
+			}
+			ctx->px->redispatch_interval = (int)v;
+			ctx->px->options |= PX_O_REDISPATCH;
+			return 0;
+		}
+		if (tab[i].flag == PX_O_REDISPATCH)
+			ctx->px->redispatch_interval = -1;
 		if (tab[i].flag == PX_O_TCPLOG && nargs == 3 && strcmp(args[2], "clf") == 0) {
 			snprintf(err, errlen, "'clf' format is not supported yet.");
 			return -1;

@@ -412,6 +412,21 @@ static void do_queued(struct stream *s)
 
 /* ---- connecting ---- */
 
+/* Whether the retry about to be made (number s->retries_done, from 1) goes
+ * to another server: `option redispatch <interval>` with P > 0 means every
+ * Pth retry, N < 0 the Nth retry before the last (-1, the default: the
+ * last one), 0 never. */
+static int redispatch_now(const struct stream *s)
+{
+	int iv = s->be->redispatch_interval, k = s->retries_done;
+
+	if (!(s->be->options & PX_O_REDISPATCH) || !iv || s->be->nsrv < 2)
+		return 0;
+	if (iv > 0)
+		return k % iv == 0;
+	return k == s->be->retries + iv + 1;
+}
+
 static void connect_failed(struct stream *s, int timeout)
 {
 	atomic_fetch_sub(&s->srv->used_conns, 1);
@@ -427,8 +442,8 @@ static void connect_failed(struct stream *s, int timeout)
 	s->retries_done++;
 	CNT_INC(s->srv->cnt.retries);
 	CNT_INC(s->be->be_cnt.retries);
-	if ((s->be->options & PX_O_REDISPATCH) && s->retries_left == 0 && s->be->nsrv > 1) {
-		/* last retry: let the balancer pick another server */
+	if (redispatch_now(s)) {
+		/* let the balancer pick another server for this retry */
 		CNT_INC(s->srv->cnt.redispatches);
 		CNT_INC(s->be->be_cnt.redispatches);
 		s->redispatched = 1;

@@ -80,6 +80,7 @@ struct proxy {
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;
 	int timeout_tunnel, timeout_client_fin, timeout_server_fin;
 	int retries;
+	int redispatch_interval;    /* option redispatch <interval>, default -1 */
 	unsigned int options;       /* PX_O_* */
 	int maxconn;                /* frontend: max concurrent sessions */
 	int fullconn;
