@@ -1,34 +1,139 @@
-/* Per-thread pool of I/O buffers. Each thread keeps a bounded cache of free
- * buffer areas; allocation and release touch only the calling thread's
- * cache (thread-local, no lock), so the hot path never calls malloc once the
- * cache is warm. A buffer released by another thread than the one that
- * allocated it simply joins that thread's cache. */
+/* Per-thread pools: buffers of tune.bufsize bytes, and fixed-size objects
+ * (tasks, streams) declared with POOL_DECLARE.
+ *
+ * Each thread keeps a bounded cache of free objects per pool; allocation and
+ * release touch only the calling thread's cache (thread-local, no lock, no
+ * atomic), so a hot path never calls malloc once its thread's cache is
+ * warm. An object released by another thread than the one that allocated it
+ * simply joins the releasing thread's cache. Past the bound, objects go back
+ * to the system, so memory returns after a peak.
+ *
+ * Counters are per thread too: <allocated> (obtained from the system, minus
+ * returned) and <used> (handed out, minus released) may go negative on one
+ * thread when objects migrate; only their sums mean something.
+ */
 #include <stdlib.h>
+#include <string.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/global.h>
+#include <sluice/core/pool.h>
 
+/* Free objects kept per pool and thread. None under AddressSanitizer: a
+ * reused object would hide a use-after-free from it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_CACHE_MAX 0
+#else
 #define POOL_CACHE_MAX 4096
+#endif
 
-struct free_area {
-	struct free_area *next;
+struct free_obj {
+	struct free_obj *next;
 };
 
-static __thread struct free_area *cache;
-static __thread int cached;
+struct pool_cache {
+	struct free_obj *head;
+	int count;
+	int64_t allocated;
+	int64_t used;
+};
+
+static struct pool *pools[POOL_MAX + 1];   /* the last one: buffers */
+static int npools;
+static __thread struct pool_cache caches[POOL_MAX + 1];
+
+/* per-thread cache lists, so that `show pools` can sum every thread's
+ * counters: registered on a thread's first use of any pool */
+static struct pool_cache *all_caches[MAX_THREADS];
+static _Atomic int nb_all_caches;
+static __thread int caches_registered;
+
+static struct pool buf_pool = { .name = "buffer", .size = 0, .id = POOL_MAX };
+
+void pool_register(struct pool *p)
+{
+	if (npools < POOL_MAX) {
+		p->id = npools;
+		pools[npools++] = p;
+	}
+}
+
+static struct pool_cache *cache_of(struct pool *p)
+{
+	if (!caches_registered) {
+		int n = atomic_fetch_add(&nb_all_caches, 1);
+
+		if (n < MAX_THREADS)
+			all_caches[n] = caches;
+		caches_registered = 1;
+	}
+	return &caches[p->id];
+}
+
+static void *cache_get(struct pool *p, size_t size)
+{
+	struct pool_cache *c = cache_of(p);
+	struct free_obj *f = c->head;
+
+	c->used++;
+	if (f) {
+		c->head = f->next;
+		c->count--;
+		return f;
+	}
+	c->allocated++;
+	f = malloc(size);
+	if (!f) {
+		c->used--;
+		c->allocated--;
+	}
+	return f;
+}
+
+static void cache_put(struct pool *p, void *obj)
+{
+	struct pool_cache *c = cache_of(p);
+	struct free_obj *f = obj;
+
+	c->used--;
+	if (c->count < POOL_CACHE_MAX) {
+		f->next = c->head;
+		c->head = f;
+		c->count++;
+		return;
+	}
+	c->allocated--;
+	free(obj);
+}
+
+void *pool_zalloc(struct pool *p)
+{
+	void *obj;
+
+	if (p->id < 0)
+		return calloc(1, p->size);   /* not registered: plain memory */
+	obj = cache_get(p, p->size < sizeof(struct free_obj) ? sizeof(struct free_obj) : p->size);
+	if (obj)
+		memset(obj, 0, p->size);
+	return obj;
+}
+
+void pool_free(struct pool *p, void *obj)
+{
+	if (!obj)
+		return;
+	if (p->id < 0) {
+		free(obj);
+		return;
+	}
+	cache_put(p, obj);
+}
 
 int buf_alloc(struct buffer *b)
 {
-	struct free_area *f = cache;
-
 	b->size = (size_t)global.bufsize;
 	b->head = b->data = 0;
-	if (f) {
-		cache = f->next;
-		cached--;
-		b->area = (char *)f;
-		return 0;
-	}
-	b->area = malloc(b->size);
+	buf_pool.size = b->size;
+	b->area = cache_get(&buf_pool, b->size);
 	return b->area ? 0 : -1;
 }
 
@@ -36,15 +141,28 @@ void buf_release(struct buffer *b)
 {
 	if (!b->area)
 		return;
-	if (cached < POOL_CACHE_MAX) {
-		struct free_area *f = (struct free_area *)b->area;
-
-		f->next = cache;
-		cache = f;
-		cached++;
-	} else {
-		free(b->area);
-	}
+	cache_put(&buf_pool, b->area);
 	b->area = NULL;
 	b->size = b->head = b->data = 0;
+}
+
+int pool_get_stats(struct pool_stats *out, int max)
+{
+	int n = 0, nc = atomic_load(&nb_all_caches);
+
+	if (nc > MAX_THREADS)
+		nc = MAX_THREADS;
+	for (int i = 0; i <= npools && n < max; i++) {
+		struct pool *p = i < npools ? pools[i] : &buf_pool;
+
+		out[n].name = p->name;
+		out[n].size = p->size;
+		out[n].allocated = out[n].used = 0;
+		for (int t = 0; t < nc; t++) {
+			out[n].allocated += all_caches[t][p->id].allocated;
+			out[n].used += all_caches[t][p->id].used;
+		}
+		n++;
+	}
+	return n;
 }

@@ -37,9 +37,11 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sluice/core/clock.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 
 struct thread_ctx thread_ctx[MAX_THREADS];
+static POOL_DECLARE(pool_task, "task", struct task)
 __thread struct thread_ctx *th_ctx;
 int sched_shared_runqueue;
 
@@ -157,7 +159,7 @@ void sched_deinit_thread(struct thread_ctx *tc)
 struct task *task_new(task_fn fn, void *ctx, int tid, enum task_class klass,
                       const char *name)
 {
-	struct task *t = calloc(1, sizeof(*t));
+	struct task *t = pool_zalloc(&pool_task);
 
 	if (!t)
 		return NULL;
@@ -180,7 +182,7 @@ void task_destroy(struct task *t)
 		atomic_fetch_or(&t->state, TASK_KILLED);
 		return;
 	}
-	free(t);
+	pool_free(&pool_task, t);
 }
 
 void task_set_expire(struct task *t, uint64_t expire)
@@ -353,7 +355,7 @@ static void run_one(struct thread_ctx *tc, struct task *t)
 	unsigned int state;
 
 	if (atomic_load(&t->state) & TASK_KILLED) {
-		free(t);
+		pool_free(&pool_task, t);
 		return;
 	}
 	state = atomic_exchange(&t->state, TASK_RUNNING);

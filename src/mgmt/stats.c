@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
@@ -36,6 +37,7 @@ static int cli_set_server(char **, int, struct cli_out *, int);
 static int cli_enable_disable_server(char **, int, struct cli_out *, int);
 static int cli_set_maxconn(char **, int, struct cli_out *, int);
 static int cli_show_version(char **, int, struct cli_out *, int);
+static int cli_show_pools(char **, int, struct cli_out *, int);
 
 static const struct cli_kw stats_kws[] = {
 	{ { "show", "info" }, CLI_LEVEL_USER, cli_show_info,
@@ -50,6 +52,8 @@ static const struct cli_kw stats_kws[] = {
 	  "show sess                               : report the list of current sessions" },
 	{ { "show", "env" }, CLI_LEVEL_OPERATOR, cli_show_env,
 	  "show env [<var>]                        : dump environment variables known to the process" },
+	{ { "show", "pools" }, CLI_LEVEL_USER, cli_show_pools,
+	  "show pools                              : per-pool objects allocated and in use" },
 	{ { "show", "version" }, CLI_LEVEL_USER, cli_show_version,
 	  "show version                            : show version of the current process" },
 	{ { "set", "server" }, CLI_LEVEL_ADMIN, cli_set_server,
@@ -67,6 +71,23 @@ CLI_REGISTER(stats_kws)
 static uint64_t uptime_sec(void)
 {
 	return (clock_mono_ms() - global.start_ms) / 1000;
+}
+
+static int cli_show_pools(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct pool_stats st[POOL_MAX + 1];
+	int n = pool_get_stats(st, POOL_MAX + 1);
+	int64_t total = 0;
+
+	cli_printf(out, "Dumping pools usage.\n");
+	for (int i = 0; i < n; i++) {
+		cli_printf(out, "  - Pool %s (%zu bytes) : %lld allocated (%lld bytes), %lld used\n",
+		           st[i].name, st[i].size, (long long)st[i].allocated,
+		           (long long)(st[i].allocated * (int64_t)st[i].size), (long long)st[i].used);
+		total += st[i].allocated * (int64_t)st[i].size;
+	}
+	cli_printf(out, "Total: %d pools, %lld bytes allocated.\n", n, (long long)total);
+	return 0;
 }
 
 static int cli_show_version(char **args, int nargs, struct cli_out *out, int level)

@@ -21,6 +21,7 @@
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
@@ -40,6 +41,7 @@ static struct {
 } thr_streams[MAX_THREADS];
 
 static _Atomic uint64_t next_uniq_id;
+static POOL_DECLARE(pool_stream, "stream", struct stream)
 
 __attribute__((constructor)) static void stream_lists_init(void)
 {
@@ -135,7 +137,7 @@ static void stream_log_end(struct stream *s)
 
 int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 {
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = pool_zalloc(&pool_stream);
 	struct proxy *fe = l->fe;
 	int tid = th_ctx->tid;
 	socklen_t sl;
@@ -189,7 +191,7 @@ fail:
 		buf_release(&s->req);
 		buf_release(&s->res);
 		task_destroy(s->task);
-		free(s);
+		pool_free(&pool_stream, s);
 	} else {
 		close(fd);
 	}
@@ -246,7 +248,7 @@ static void stream_free(struct stream *s)
 	th_ctx->conns--;
 	listener_conn_closed(s->lst);
 	task_destroy(s->task);
-	free(s);
+	pool_free(&pool_stream, s);
 }
 
 /* Ends the stream with termination state <a><b> unless one is already set. */

@@ -79,6 +79,15 @@ CFG
 		[ "${smax:-999}" -le 200 ] || { echo "FAIL: server exceeded maxconn ($smax)"; fail=1; }
 		[ "${qmax:-0}" -gt 0 ] || { echo "FAIL: nothing was queued"; fail=1; }
 	fi
+	# every session's objects went back to their pools. What stays: two
+	# listener tasks per thread, the stop watcher, and the CLI session
+	# asking (a task and a buffer)
+	pools=$(echo "show pools" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock")
+	echo "$pools" | grep -E 'Pool (stream|task|buffer)'
+	used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
+	[ "$(used stream)" = 0 ] || { echo "FAIL ($mode): streams still in use"; fail=1; }
+	[ "$(used task)" -le 6 ] || { echo "FAIL ($mode): tasks still in use: $(used task)"; fail=1; }
+	[ "$(used buffer)" -le 1 ] || { echo "FAIL ($mode): buffers still in use: $(used buffer)"; fail=1; }
 	grep -E 'ALERT|WARNING|ERROR' "$work/sluice.log" | head -5
 	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
 	kill "$echo_pid"; wait "$echo_pid" 2>/dev/null
