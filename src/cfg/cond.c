@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sluice/cfg/cond.h>
+#include <sluice/core/errmsg.h>
 #include <sluice/cfg/tokenize.h>
 #include <sluice/core/global.h>
 
@@ -88,18 +89,6 @@ static const struct cond_directive {
 #define COND_TAKEN    0x02      /* no later branch of this level may be taken */
 #define COND_ELSE     0x04      /* .else seen */
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* ---- versions ---------------------------------------------------------- */
 
@@ -226,7 +215,7 @@ static int cmp_level(const char *pred, char **args, struct cond_parser *cp)
 	int c = cfg_version_cmp(SLUICE_CFG_LEVEL, args[0]);
 
 	if (c == -2)
-		fail(cp->err, cp->errlen, "invalid version '%s' in %s() in condition '%s'",
+		errmsg_set(cp->err, cp->errlen, "invalid version '%s' in %s() in condition '%s'",
 		     args[0], pred, cp->expr);
 	return c;
 }
@@ -256,19 +245,10 @@ static int cp_fail(struct cond_parser *cp, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return fail(cp->err, cp->errlen, "%s at column %d of condition '%s'", what,
+	return errmsg_set(cp->err, cp->errlen, "%s at column %d of condition '%s'", what,
 	            (int)(cp->p - cp->expr) + 1, cp->expr);
 }
 
-/* <c> as it should appear in a message: itself if printable, else \xHH. */
-static const char *char_repr(char c, char buf[8])
-{
-	if (c >= ' ' && c < 0x7f)
-		snprintf(buf, 8, "%c", c);
-	else
-		snprintf(buf, 8, "\\x%02x", (unsigned char)c);
-	return buf;
-}
 
 static void cp_skip_blanks(struct cond_parser *cp)
 {
@@ -489,7 +469,7 @@ static int cp_term(struct cond_parser *cp)
 			v = cp_predicate(cp);
 		else
 			v = cp_fail(cp, "unexpected character '%s' where a term was expected",
-			            char_repr(*cp->p, repr));
+			            errmsg_char(*cp->p, repr));
 		break;
 	}
 	cp->nesting--;
@@ -545,7 +525,7 @@ static int cond_eval_expr(const char *expr, char *scratch, size_t scratch_size,
 	cp_skip_blanks(&cp);
 	if (*cp.p)
 		return cp_fail(&cp, "unexpected character '%s' after the expression",
-		               char_repr(*cp.p, repr));
+		               errmsg_char(*cp.p, repr));
 	return v;
 }
 
@@ -563,7 +543,7 @@ int cfg_cond_eval(char **args, int nargs, char *err, size_t errlen)
 	 * argument never decodes longer than its source text */
 	expr = malloc(2 * len + 2);
 	if (!expr)
-		return fail(err, errlen, "out of memory while evaluating a condition");
+		return errmsg_set(err, errlen, "out of memory while evaluating a condition");
 	for (i = 0; i < nargs; i++) {
 		if (i)
 			expr[pos++] = ' ';
@@ -582,7 +562,7 @@ int cfg_cond_eval_str(const char *expr, char *err, size_t errlen)
 	int v;
 
 	if (!tok)
-		return fail(err, errlen, "out of memory while evaluating a condition");
+		return errmsg_set(err, errlen, "out of memory while evaluating a condition");
 	/* as HAProxy does for -cc, '#' starts no comment there */
 	v = cfg_tokenize_ex(expr, NULL, CFG_TOK_NO_COMMENT, tok, err, errlen);
 	if (v == 0)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/tokenize.h>
+#include <sluice/core/errmsg.h>
 
 #define TOK_VARNAME_MAX 256    /* longest variable name looked up */
 
@@ -91,15 +92,6 @@ static int hex_value(char c)
 	return -1;
 }
 
-/* <c> as it should appear in a message: itself if printable, else \xHH. */
-static const char *char_repr(char c, char buf[8])
-{
-	if (c >= ' ' && c < 0x7f)
-		snprintf(buf, 8, "%c", c);
-	else
-		snprintf(buf, 8, "\\x%02x", (unsigned char)c);
-	return buf;
-}
 
 /* Starts a word if none is in progress: a quote makes a word even if empty. */
 static void tok_mark(struct tok *t)
@@ -283,7 +275,7 @@ static int tok_variable(struct tok *t, const char *p)
 		if (*q != '}')
 			return tok_fail(t, "unexpected character '%s' at column %d in '${...}' "
 			                "(expected '}', '-default' or '[*]')",
-			                char_repr(*q, repr), tok_col(t, q));
+			                errmsg_char(*q, repr), tok_col(t, q));
 		q++;
 	}
 

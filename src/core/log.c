@@ -127,18 +127,18 @@ static int parse_port(const char *s, int *port, char *err, size_t errlen)
 	long v = 0;
 
 	if (strchr(s, '-') || strchr(s, '+')) {
-		set_err(err, errlen, "port ranges and offsets are not allowed in a log address ('%s')", s);
+		errmsg_set(err, errlen, "port ranges and offsets are not allowed in a log address ('%s')", s);
 		return -1;
 	}
 	for (const char *p = s; *p; p++) {
 		if (*p < '0' || *p > '9' || v > 65535) {
-			set_err(err, errlen, "invalid port '%s'", s);
+			errmsg_set(err, errlen, "invalid port '%s'", s);
 			return -1;
 		}
 		v = v * 10 + (*p - '0');
 	}
 	if (v > 65535) {
-		set_err(err, errlen, "invalid port '%s'", s);
+		errmsg_set(err, errlen, "invalid port '%s'", s);
 		return -1;
 	}
 	*port = v ? (int)v : SYSLOG_PORT;
@@ -162,7 +162,7 @@ static int resolve_host(const char *host, int family, struct sockaddr_storage *s
 
 	memset(ss, 0, sizeof(*ss));
 	if (!*host) {
-		set_err(err, errlen, "missing address before the port");
+		errmsg_set(err, errlen, "missing address before the port");
 		return -1;
 	}
 	if (strcmp(host, "*") == 0) {
@@ -178,14 +178,14 @@ static int resolve_host(const char *host, int family, struct sockaddr_storage *s
 		return 0;
 	}
 	if (looks_numeric(host)) {
-		set_err(err, errlen, "invalid %saddress '%s'",
+		errmsg_set(err, errlen, "invalid %saddress '%s'",
 		        family == AF_INET ? "IPv4 " : family == AF_INET6 ? "IPv6 " : "", host);
 		return -1;
 	}
 	hints.ai_family = family;
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc) {
-		set_err(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
+		errmsg_set(err, errlen, "cannot resolve '%s': %s", host, gai_strerror(rc));
 		return -1;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -200,7 +200,7 @@ static int resolve_host(const char *host, int family, struct sockaddr_storage *s
 		memcpy(ss, pick->ai_addr, pick->ai_addrlen);
 	freeaddrinfo(res);
 	if (!pick) {
-		set_err(err, errlen, "no IPv4 or IPv6 address for '%s'", host);
+		errmsg_set(err, errlen, "no IPv4 or IPv6 address for '%s'", host);
 		return -1;
 	}
 	return 0;
@@ -220,17 +220,17 @@ static int parse_ip(struct log_target *t, const char *s, int family, char *err, 
 		const char *close = strchr(s, ']');
 
 		if (!close || copy_span(host, sizeof(host), s + 1, close) < 0) {
-			set_err(err, errlen, "invalid IPv6 address '%s' (missing ']')", s);
+			errmsg_set(err, errlen, "invalid IPv6 address '%s' (missing ']')", s);
 			return -1;
 		}
 		if (close[1] == ':')
 			port = close + 2;
 		else if (close[1]) {
-			set_err(err, errlen, "unexpected '%s' after ']' in '%s'", close + 1, s);
+			errmsg_set(err, errlen, "unexpected '%s' after ']' in '%s'", close + 1, s);
 			return -1;
 		}
 		if (family == AF_INET) {
-			set_err(err, errlen, "'%s' is an IPv6 address where IPv4 is required", s);
+			errmsg_set(err, errlen, "'%s' is an IPv6 address where IPv4 is required", s);
 			return -1;
 		}
 		family = AF_INET6;
@@ -263,7 +263,7 @@ static int parse_ip(struct log_target *t, const char *s, int family, char *err, 
 	t->kind = LOG_T_UDP;
 	return 0;
 too_long:
-	set_err(err, errlen, "address too long: '%s'", s);
+	errmsg_set(err, errlen, "address too long: '%s'", s);
 	return -1;
 }
 
@@ -275,11 +275,11 @@ static int parse_unix(struct log_target *t, const char *path, int abstract,
 	size_t len = strlen(path), room = sizeof(sun->sun_path) - (abstract ? 1 : 0);
 
 	if (!len) {
-		set_err(err, errlen, "missing socket path");
+		errmsg_set(err, errlen, "missing socket path");
 		return -1;
 	}
 	if (len >= room) {
-		set_err(err, errlen, "socket path too long (%zu bytes, at most %zu): '%s'",
+		errmsg_set(err, errlen, "socket path too long (%zu bytes, at most %zu): '%s'",
 		        len, room - 1, path);
 		return -1;
 	}
@@ -297,7 +297,7 @@ static int parse_fd(struct log_target *t, const char *s, char *err, size_t errle
 	long v = 0;
 
 	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9) {
-		set_err(err, errlen, "invalid file descriptor number in 'fd@%s'", s);
+		errmsg_set(err, errlen, "invalid file descriptor number in 'fd@%s'", s);
 		return -1;
 	}
 	v = strtol(s, NULL, 10);
@@ -337,7 +337,7 @@ static int log_parse_address(struct log_target *t, const char *word, char *err, 
 		s = "fd@2";
 	for (i = 0; i < sizeof(log_unsupported_prefixes) / sizeof(log_unsupported_prefixes[0]); i++) {
 		if (strncmp(s, log_unsupported_prefixes[i], strlen(log_unsupported_prefixes[i])) == 0) {
-			set_err(err, errlen, "'%s': only datagram sockets and file descriptors "
+			errmsg_set(err, errlen, "'%s': only datagram sockets and file descriptors "
 			        "are supported as log targets (no stream sockets nor rings)", word);
 			return -1;
 		}
@@ -360,11 +360,11 @@ static int log_parse_address(struct log_target *t, const char *word, char *err, 
 	if (*s == '/')
 		return parse_unix(t, s, 0, err, errlen);
 	if (strchr(s, '@')) {
-		set_err(err, errlen, "unknown address prefix in '%s'", word);
+		errmsg_set(err, errlen, "unknown address prefix in '%s'", word);
 		return -1;
 	}
 	if (!*s) {
-		set_err(err, errlen, "missing address");
+		errmsg_set(err, errlen, "missing address");
 		return -1;
 	}
 	return parse_ip(t, s, AF_UNSPEC, err, errlen);
@@ -376,7 +376,7 @@ static int parse_len(struct log_target *t, const char *v, char *err, size_t errl
 
 	if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 6 ||
 	    (n = strtol(v, NULL, 10)) < LOG_MIN_LEN || n > LOG_MAX_LEN) {
-		set_err(err, errlen, "invalid log length '%s', must be between %d and %d",
+		errmsg_set(err, errlen, "invalid log length '%s', must be between %d and %d",
 		        v, LOG_MIN_LEN, LOG_MAX_LEN);
 		return -1;
 	}
@@ -389,7 +389,7 @@ static int parse_format(struct log_target *t, const char *v, char *err, size_t e
 	int f = log_format_from_name(v);
 
 	if (f < 0) {
-		set_err(err, errlen, "unknown log format '%s' (expected local, rfc3164, "
+		errmsg_set(err, errlen, "unknown log format '%s' (expected local, rfc3164, "
 		        "rfc5424, priority, short, timed, iso or raw)", v);
 		return -1;
 	}
@@ -426,7 +426,7 @@ static int parse_sample(struct log_target *t, const char *v, char *err, size_t e
 	unsigned long size, top = 0;
 
 	if (!colon) {
-		set_err(err, errlen, "missing sample size in 'sample %s' (expected <ranges>:<size>)", v);
+		errmsg_set(err, errlen, "missing sample size in 'sample %s' (expected <ranges>:<size>)", v);
 		return -1;
 	}
 	s = calloc(1, sizeof(*s));
@@ -444,13 +444,13 @@ static int parse_sample(struct log_target *t, const char *v, char *err, size_t e
 			r.high = (unsigned int)read_num(&p, end);
 		}
 		if (!r.low || r.high < r.low || p != end) {
-			set_err(err, errlen, "wrong sample range in 'sample %s' (expected "
+			errmsg_set(err, errlen, "wrong sample range in 'sample %s' (expected "
 			        "N or N-M, from 1, M >= N, comma-separated)", v);
 			goto fail;
 		}
 		for (int i = 0; i < s->nranges; i++) {
 			if (r.low <= s->ranges[i].high && r.high >= s->ranges[i].low) {
-				set_err(err, errlen, "overlapping sample ranges in 'sample %s'", v);
+				errmsg_set(err, errlen, "overlapping sample ranges in 'sample %s'", v);
 				goto fail;
 			}
 		}
@@ -464,18 +464,18 @@ static int parse_sample(struct log_target *t, const char *v, char *err, size_t e
 		p = end < colon ? end + 1 : end;
 	}
 	if (!s->nranges) {
-		set_err(err, errlen, "no sample ranges in 'sample %s'", v);
+		errmsg_set(err, errlen, "no sample ranges in 'sample %s'", v);
 		goto fail;
 	}
 	p = colon + 1;
 	end = p + strlen(p);
 	size = read_num(&p, end);
 	if (!size || p != end) {
-		set_err(err, errlen, "wrong sample size '%s' in 'sample %s'", colon + 1, v);
+		errmsg_set(err, errlen, "wrong sample size '%s' in 'sample %s'", colon + 1, v);
 		goto fail;
 	}
 	if (size < top) {
-		set_err(err, errlen, "sample size %lu is smaller than the highest range bound %lu",
+		errmsg_set(err, errlen, "sample size %lu is smaller than the highest range bound %lu",
 		        size, top);
 		goto fail;
 	}
@@ -484,7 +484,7 @@ static int parse_sample(struct log_target *t, const char *v, char *err, size_t e
 	t->sample = s;
 	return 0;
 oom:
-	set_err(err, errlen, "out of memory");
+	errmsg_set(err, errlen, "out of memory");
 fail:
 	if (s)
 		free(s->ranges);
@@ -509,13 +509,13 @@ struct log_target *log_target_parse(char **args, int nargs, char *err, size_t er
 	int i = 1, v;
 
 	if (nargs < 1 || !args[0] || !*args[0]) {
-		set_err(err, errlen, "expects <address> and <facility> as arguments");
+		errmsg_set(err, errlen, "expects <address> and <facility> as arguments");
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t || !(t->addr_text = strdup(args[0]))) {
 		free(t);
-		set_err(err, errlen, "out of memory");
+		errmsg_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	list_init(&t->list);
@@ -533,12 +533,12 @@ struct log_target *log_target_parse(char **args, int nargs, char *err, size_t er
 		if (o == nopt)
 			break;
 		if (seen & (1u << o)) {
-			set_err(err, errlen, "'%s' given twice", args[i]);
+			errmsg_set(err, errlen, "'%s' given twice", args[i]);
 			goto fail;
 		}
 		seen |= 1u << o;
 		if (i + 1 >= nargs) {
-			set_err(err, errlen, "'%s' expects a value", args[i]);
+			errmsg_set(err, errlen, "'%s' expects a value", args[i]);
 			goto fail;
 		}
 		if (log_options[o].parse(t, args[i + 1], err, errlen) < 0)
@@ -546,16 +546,16 @@ struct log_target *log_target_parse(char **args, int nargs, char *err, size_t er
 	}
 
 	if (i >= nargs) {
-		set_err(err, errlen, "missing <facility> after '%s'", args[nargs - 1]);
+		errmsg_set(err, errlen, "missing <facility> after '%s'", args[nargs - 1]);
 		goto fail;
 	}
 	if ((t->facility = log_facility_from_name(args[i])) < 0) {
-		set_err(err, errlen, "unknown log facility '%s'", args[i]);
+		errmsg_set(err, errlen, "unknown log facility '%s'", args[i]);
 		goto fail;
 	}
 	if (++i < nargs) {
 		if ((v = log_level_from_name(args[i])) < 0) {
-			set_err(err, errlen, "unknown log level '%s' (expected emerg, alert, "
+			errmsg_set(err, errlen, "unknown log level '%s' (expected emerg, alert, "
 			        "crit, err, warning, notice, info or debug)", args[i]);
 			goto fail;
 		}
@@ -564,14 +564,14 @@ struct log_target *log_target_parse(char **args, int nargs, char *err, size_t er
 	}
 	if (i < nargs) {
 		if ((v = log_level_from_name(args[i])) < 0) {
-			set_err(err, errlen, "unknown minimum log level '%s'", args[i]);
+			errmsg_set(err, errlen, "unknown minimum log level '%s'", args[i]);
 			goto fail;
 		}
 		t->minlevel = v;
 		i++;
 	}
 	if (i < nargs) {
-		set_err(err, errlen, "unexpected argument '%s' after the log levels", args[i]);
+		errmsg_set(err, errlen, "unexpected argument '%s' after the log levels", args[i]);
 		goto fail;
 	}
 	return t;
@@ -588,16 +588,16 @@ static int open_fd_target(struct log_target *t, char *err, size_t errlen)
 	int fl = fcntl(t->fd_num, F_GETFL);
 
 	if (fl < 0) {
-		set_err(err, errlen, "log target '%s': fd %d is not open", t->addr_text, t->fd_num);
+		errmsg_set(err, errlen, "log target '%s': fd %d is not open", t->addr_text, t->fd_num);
 		return -1;
 	}
 	if ((fl & O_ACCMODE) == O_RDONLY) {
-		set_err(err, errlen, "log target '%s': fd %d is not open for writing",
+		errmsg_set(err, errlen, "log target '%s': fd %d is not open for writing",
 		        t->addr_text, t->fd_num);
 		return -1;
 	}
 	if (fstat(t->fd_num, &st) < 0) {
-		set_err(err, errlen, "log target '%s': %s", t->addr_text, strerror(errno));
+		errmsg_set(err, errlen, "log target '%s': %s", t->addr_text, strerror(errno));
 		return -1;
 	}
 	t->fd = t->fd_num;
@@ -628,7 +628,7 @@ int log_target_open(struct log_target *t, char *err, size_t errlen)
 		return open_fd_target(t, err, errlen);
 	fd = socket(t->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot create a socket for log target '%s': %s",
+		errmsg_set(err, errlen, "cannot create a socket for log target '%s': %s",
 		        t->addr_text, strerror(errno));
 		return -1;
 	}

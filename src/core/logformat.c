@@ -444,11 +444,11 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 	struct lf_node *n;
 
 	if (*p == '\0') {
-		set_err(err, errlen, "truncated log-format: '%%' at the end (write '%%%%' for a '%%')");
+		errmsg_set(err, errlen, "truncated log-format: '%%' at the end (write '%%%%' for a '%%')");
 		return NULL;
 	}
 	if (isdigit((unsigned char)*p) || *p == ' ' || *p == '\t') {
-		set_err(err, errlen, "unexpected '%c' after '%%' at position %d in '%s' "
+		errmsg_set(err, errlen, "unexpected '%c' after '%%' at position %d in '%s' "
 		        "(write '%%%%' for a '%%')", *p, (int)(p - fmt), fmt);
 		return NULL;
 	}
@@ -456,7 +456,7 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		const char *close = strchr(p + 1, '}');
 
 		if (!close) {
-			set_err(err, errlen, "missing '}' after '%%{' at position %d in '%s'",
+			errmsg_set(err, errlen, "missing '}' after '%%{' at position %d in '%s'",
 			        (int)(p - fmt), fmt);
 			return NULL;
 		}
@@ -464,7 +464,7 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		flags_len = (size_t)(close - flags);
 		p = close + 1;
 		if (*p != '[' && !isalnum((unsigned char)*p)) {
-			set_err(err, errlen, "flags '%%{%.*s}' are not followed by a variable name",
+			errmsg_set(err, errlen, "flags '%%{%.*s}' are not followed by a variable name",
 			        (int)flags_len, flags);
 			return NULL;
 		}
@@ -472,7 +472,7 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		return p;       /* HAProxy drops a '%' followed by anything else */
 	}
 	if (*p == '[') {
-		set_err(err, errlen, "sample expressions ('%%[...]') in log-format are not "
+		errmsg_set(err, errlen, "sample expressions ('%%[...]') in log-format are not "
 		        "supported yet");
 		return NULL;
 	}
@@ -480,12 +480,12 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		;
 	v = lf_var_lookup(name, (size_t)(p - name));
 	if (!v) {
-		set_err(err, errlen, "no such log-format variable '%%%.*s' (write '%%%%' for "
+		errmsg_set(err, errlen, "no such log-format variable '%%%.*s' (write '%%%%' for "
 		        "a '%%')", (int)(p - name), name);
 		return NULL;
 	}
 	if (v->kind == LF_K_HTTP) {
-		set_err(err, errlen, "log-format variable '%%%s' needs HTTP logging, which is "
+		errmsg_set(err, errlen, "log-format variable '%%%s' needs HTTP logging, which is "
 		        "not supported yet", v->name);
 		return NULL;
 	}
@@ -500,7 +500,7 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 	n->options = lf_apply_flags(*defopts, flags, flags_len);
 	return p;
 oom:
-	set_err(err, errlen, "out of memory");
+	errmsg_set(err, errlen, "out of memory");
 	return NULL;
 }
 
@@ -537,7 +537,7 @@ int lf_compile(const char *fmt, struct lf_expr *out, char *err, size_t errlen)
 	free(b.lit);
 	return 0;
 oom:
-	set_err(err, errlen, "out of memory");
+	errmsg_set(err, errlen, "out of memory");
 fail:
 	free(b.lit);
 	lf_free(out);

@@ -407,11 +407,6 @@ int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 
 /* ---- configuration: stats socket / stats timeout ---- */
 
-int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int line,
-                     int is_cli, struct list *out, char *err, size_t errlen);
-int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
-                       char *err, size_t errlen);
-
 static int kw_stats_socket(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	struct list tmp = LIST_HEAD_INIT(tmp);

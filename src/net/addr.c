@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
+#include <sluice/core/errmsg.h>
 #include <sluice/net/addr.h>
 
 /* Longest INET address text accepted: a 253-byte hostname, brackets, colon
@@ -66,20 +67,6 @@ static const struct addr_prefix {
 	{ "quic+ipv6@", PFX_UNSUPPORTED, 0, "QUIC addresses are not supported" },
 };
 
-static int addr_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int addr_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Length of a "word@" prefix at the start of <str> (lower-case letters,
  * digits and '+', as in every HAProxy prefix), 0 if there is none. A path or
@@ -114,11 +101,11 @@ static int addr_parse_unix(const char *path, const char *str, struct sl_addr *ou
 	size_t n = strlen(path);
 
 	if (!n)
-		return addr_fail(err, errlen, "missing socket path in '%s'", str);
+		return errmsg_set(err, errlen, "missing socket path in '%s'", str);
 	/* sun_path keeps its terminating NUL: bind() and connect() on Linux
 	 * take the path as a C string. */
 	if (n >= sizeof(sun->sun_path))
-		return addr_fail(err, errlen, "socket path too long in '%s' (%zu bytes, max %zu)",
+		return errmsg_set(err, errlen, "socket path too long in '%s' (%zu bytes, max %zu)",
 		                 str, n, sizeof(sun->sun_path) - 1);
 	out->kind = ADDR_UNIX;
 	sun->sun_family = AF_UNIX;
@@ -136,9 +123,9 @@ static int addr_parse_abns(const char *name, const char *str, struct sl_addr *ou
 	size_t n = strlen(name);
 
 	if (!n)
-		return addr_fail(err, errlen, "missing abstract socket name in '%s'", str);
+		return errmsg_set(err, errlen, "missing abstract socket name in '%s'", str);
 	if (n + 1 > sizeof(sun->sun_path))
-		return addr_fail(err, errlen, "abstract socket name too long in '%s' (%zu bytes, max %zu)",
+		return errmsg_set(err, errlen, "abstract socket name too long in '%s' (%zu bytes, max %zu)",
 		                 str, n, sizeof(sun->sun_path) - 1);
 	out->kind = ADDR_ABNS;
 	sun->sun_family = AF_UNIX;
@@ -155,13 +142,13 @@ static int addr_parse_fd(const char *num, const char *str, struct sl_addr *out,
 	const char *p;
 
 	if (!*num)
-		return addr_fail(err, errlen, "missing file descriptor number in '%s'", str);
+		return errmsg_set(err, errlen, "missing file descriptor number in '%s'", str);
 	for (p = num; *p; p++) {
 		if (*p < '0' || *p > '9')
-			return addr_fail(err, errlen, "invalid file descriptor number in '%s'", str);
+			return errmsg_set(err, errlen, "invalid file descriptor number in '%s'", str);
 		fd = fd * 10 + (*p - '0');
 		if (fd > INT_MAX)
-			return addr_fail(err, errlen, "file descriptor number out of range in '%s'", str);
+			return errmsg_set(err, errlen, "file descriptor number out of range in '%s'", str);
 	}
 	out->kind = ADDR_FD;
 	out->fd = (int)fd;
@@ -181,22 +168,22 @@ static int addr_parse_port(const char *port, const char *str, unsigned int opts,
 	long v = 0;
 
 	if (!*p)
-		return addr_fail(err, errlen, "missing port after ':' in '%s'", str);
+		return errmsg_set(err, errlen, "missing port after ':' in '%s'", str);
 	if (*p == '+' || *p == '-')
-		return addr_fail(err, errlen, "port offsets ('%s') are not supported in '%s'", port, str);
+		return errmsg_set(err, errlen, "port offsets ('%s') are not supported in '%s'", port, str);
 	for (; *p >= '0' && *p <= '9'; p++) {
 		v = v * 10 + (*p - '0');
 		if (v > 65535)
-			return addr_fail(err, errlen, "port out of range in '%s' (1..65535)", str);
+			return errmsg_set(err, errlen, "port out of range in '%s' (1..65535)", str);
 	}
 	if (p == port)
-		return addr_fail(err, errlen, "invalid port '%s' in '%s'", port, str);
+		return errmsg_set(err, errlen, "invalid port '%s' in '%s'", port, str);
 	if (*p == '-')
-		return addr_fail(err, errlen, "port ranges ('%s') are not supported in '%s'", port, str);
+		return errmsg_set(err, errlen, "port ranges ('%s') are not supported in '%s'", port, str);
 	if (*p)
-		return addr_fail(err, errlen, "invalid port '%s' in '%s'", port, str);
+		return errmsg_set(err, errlen, "invalid port '%s' in '%s'", port, str);
 	if (v == 0 && !(opts & ADDR_O_PORT_OPTIONAL))
-		return addr_fail(err, errlen, "port 0 is invalid in '%s' (1..65535)", str);
+		return errmsg_set(err, errlen, "port 0 is invalid in '%s' (1..65535)", str);
 	*portnum = (int)v;
 	return 0;
 }
@@ -241,7 +228,7 @@ static int addr_resolve(const char *host, int family, const char *str,
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(host, NULL, &hints, &res);
 	if (rc != 0)
-		return addr_fail(err, errlen, "cannot resolve '%s' in '%s': %s",
+		return errmsg_set(err, errlen, "cannot resolve '%s' in '%s': %s",
 		                 host, str, gai_strerror(rc));
 	for (ai = res; ai; ai = ai->ai_next) {
 		if ((ai->ai_family == AF_INET && ai->ai_addrlen >= sizeof(struct sockaddr_in)) ||
@@ -253,7 +240,7 @@ static int addr_resolve(const char *host, int family, const char *str,
 		}
 	}
 	freeaddrinfo(res);
-	return addr_fail(err, errlen, "'%s' in '%s' has no IPv4 or IPv6 address", host, str);
+	return errmsg_set(err, errlen, "'%s' in '%s' has no IPv4 or IPv6 address", host, str);
 }
 
 /* Fills <ss> (address only, port 0) from <host>, honouring a forced
@@ -268,9 +255,9 @@ static int addr_parse_host(const char *host, int family, int bracketed, const ch
 
 	if (bracketed) {
 		if (family == AF_INET)
-			return addr_fail(err, errlen, "bracketed IPv6 address in '%s' with ipv4@", str);
+			return errmsg_set(err, errlen, "bracketed IPv6 address in '%s' with ipv4@", str);
 		if (inet_pton(AF_INET6, host, &a6) != 1)
-			return addr_fail(err, errlen, "invalid IPv6 address '%s' in '%s'", host, str);
+			return errmsg_set(err, errlen, "invalid IPv6 address '%s' in '%s'", host, str);
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = a6;
 		return 0;
@@ -288,7 +275,7 @@ static int addr_parse_host(const char *host, int family, int bracketed, const ch
 	}
 	if (inet_pton(AF_INET, host, &a4) == 1) {
 		if (family == AF_INET6)
-			return addr_fail(err, errlen, "'%s' in '%s' is an IPv4 address but %s requires IPv6",
+			return errmsg_set(err, errlen, "'%s' in '%s' is an IPv4 address but %s requires IPv6",
 			                 host, str, addr_family_prefix_name(family));
 		sin->sin_family = AF_INET;
 		sin->sin_addr = a4;
@@ -296,21 +283,21 @@ static int addr_parse_host(const char *host, int family, int bracketed, const ch
 	}
 	if (inet_pton(AF_INET6, host, &a6) == 1) {
 		if (family == AF_INET)
-			return addr_fail(err, errlen, "'%s' in '%s' is an IPv6 address but %s requires IPv4",
+			return errmsg_set(err, errlen, "'%s' in '%s' is an IPv6 address but %s requires IPv4",
 			                 host, str, addr_family_prefix_name(family));
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = a6;
 		return 0;
 	}
 	if (addr_only_digits_and_dots(host))
-		return addr_fail(err, errlen, "invalid IPv4 address '%s' in '%s'", host, str);
+		return errmsg_set(err, errlen, "invalid IPv4 address '%s' in '%s'", host, str);
 	if (strchr(host, ':'))
-		return addr_fail(err, errlen, "invalid IPv6 address '%s' in '%s' (an IPv6 address "
+		return errmsg_set(err, errlen, "invalid IPv6 address '%s' in '%s' (an IPv6 address "
 		                 "without a port is written '[addr]')", host, str);
 	if (!addr_is_hostname(host))
-		return addr_fail(err, errlen, "invalid address '%s' in '%s'", host, str);
+		return errmsg_set(err, errlen, "invalid address '%s' in '%s'", host, str);
 	if (opts & ADDR_O_NUMERIC)
-		return addr_fail(err, errlen, "hostname '%s' in '%s' not allowed here (numeric address required)",
+		return errmsg_set(err, errlen, "hostname '%s' in '%s' not allowed here (numeric address required)",
 		                 host, str);
 	return addr_resolve(host, family, str, &out->ss, err, errlen);
 }
@@ -324,24 +311,24 @@ static int addr_parse_inet(const char *text, int family, const char *str, unsign
 	size_t n = strlen(text);
 
 	if (!n)
-		return addr_fail(err, errlen, "missing address after the prefix in '%s'", str);
+		return errmsg_set(err, errlen, "missing address after the prefix in '%s'", str);
 	if (n >= sizeof(copy))
-		return addr_fail(err, errlen, "address too long: '%.40s...'", str);
+		return errmsg_set(err, errlen, "address too long: '%.40s...'", str);
 	memcpy(copy, text, n + 1);
 
 	if (copy[0] == '[') {
 		close = strchr(copy, ']');
 		if (!close)
-			return addr_fail(err, errlen, "missing ']' in '%s'", str);
+			return errmsg_set(err, errlen, "missing ']' in '%s'", str);
 		*close = '\0';
 		host = copy + 1;
 		bracketed = 1;
 		if (close[1] == ':')
 			port = close + 2;
 		else if (close[1] != '\0')
-			return addr_fail(err, errlen, "unexpected '%s' after ']' in '%s'", close + 1, str);
+			return errmsg_set(err, errlen, "unexpected '%s' after ']' in '%s'", close + 1, str);
 		if (!*host)
-			return addr_fail(err, errlen, "empty address between brackets in '%s'", str);
+			return errmsg_set(err, errlen, "empty address between brackets in '%s'", str);
 	} else if ((colon = strrchr(copy, ':')) != NULL) {
 		*colon = '\0';
 		port = colon + 1;
@@ -355,7 +342,7 @@ static int addr_parse_inet(const char *text, int family, const char *str, unsign
 		if (addr_parse_port(port, str, opts, &portnum, err, errlen) < 0)
 			return -1;
 	} else if (opts & ADDR_O_PORT_REQUIRED) {
-		return addr_fail(err, errlen, "missing port in '%s'", str);
+		return errmsg_set(err, errlen, "missing port in '%s'", str);
 	}
 	if (portnum == 0)
 		out->flags |= ADDR_F_NO_PORT;
@@ -382,16 +369,16 @@ int addr_parse(const char *str, struct sl_addr *out, unsigned int opts,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!str || !*str)
-		return addr_fail(err, errlen, "empty address");
+		return errmsg_set(err, errlen, "empty address");
 
 	plen = addr_prefix_len(str);
 	if (plen) {
 		pfx = addr_find_prefix(str, plen);
 		if (!pfx)
-			return addr_fail(err, errlen, "unknown address prefix '%.*s' in '%s'",
+			return errmsg_set(err, errlen, "unknown address prefix '%.*s' in '%s'",
 			                 (int)plen, str, str);
 		if (pfx->kind == PFX_UNSUPPORTED)
-			return addr_fail(err, errlen, "%s: '%s'", pfx->why, str);
+			return errmsg_set(err, errlen, "%s: '%s'", pfx->why, str);
 	}
 	rest = str + plen;
 
@@ -399,9 +386,9 @@ int addr_parse(const char *str, struct sl_addr *out, unsigned int opts,
 		pfx = addr_find_prefix("unix@", 5);
 
 	if (pfx && (pfx->kind == PFX_UNIX || pfx->kind == PFX_ABNS) && (opts & ADDR_O_NO_UNIX))
-		return addr_fail(err, errlen, "UNIX socket address '%s' not allowed here", str);
+		return errmsg_set(err, errlen, "UNIX socket address '%s' not allowed here", str);
 	if (pfx && pfx->kind == PFX_FD && (opts & ADDR_O_NO_FD))
-		return addr_fail(err, errlen, "fd@ address '%s' not allowed here", str);
+		return errmsg_set(err, errlen, "fd@ address '%s' not allowed here", str);
 
 	switch (pfx ? pfx->kind : PFX_INET) {
 	case PFX_UNIX:

@@ -10,25 +10,13 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sluice/core/errmsg.h>
 
 static const char month_names[12][4] = {
 	"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 	"Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 };
 
-static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static inline void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- bounded output: every writer stops at <end>, kept for the NUL ---- */
 

@@ -123,6 +123,14 @@ struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
                               char **args, int nargs, char *err, size_t errlen);
 void proxy_cfg_end(struct cfg_ctx *ctx);
 
+/* Creates one bind_conf per comma-separated address of <addrs> into <out>
+ * (for `bind` lines and `stats socket`), then parses the options of such a
+ * line from args[first]. Both return 0 or -1 with a message. */
+int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int line,
+                     int is_cli, struct list *out, char *err, size_t errlen);
+int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
+                       char *err, size_t errlen);
+
 struct proxy *proxy_find(const char *name, unsigned int cap);
 struct server *server_find(const struct proxy *be, const char *name);
 
