@@ -35,7 +35,7 @@ void conn_init(struct conn *c, struct task *t)
 int conn_attach(struct conn *c, int fd)
 {
 	c->ph.fd = fd;
-	c->flags = 0;
+	c->flags &= CONN_F_SRC_SET | CONN_F_DST_SET;
 	if (poller_add(&c->ph, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
 		c->err = errno;
 		c->ph.fd = -1;
@@ -44,13 +44,38 @@ int conn_attach(struct conn *c, int fd)
 	return 0;
 }
 
+/* close() alone: a connection's descriptor is never duplicated, so closing
+ * it removes it from the epoll set; an explicit EPOLL_CTL_DEL would be one
+ * more syscall per side and session. */
 void conn_close(struct conn *c)
 {
 	if (c->ph.fd < 0)
 		return;
-	poller_del(&c->ph);
 	close(c->ph.fd);
 	c->ph.fd = -1;
+}
+
+static const struct sockaddr_storage *conn_lookup(struct conn *c, struct sockaddr_storage *ss,
+                                                  unsigned int flag)
+{
+	socklen_t l = sizeof(*ss);
+
+	if (!(c->flags & flag) && c->ph.fd >= 0) {
+		if (getsockname(c->ph.fd, (struct sockaddr *)ss, &l) < 0)
+			ss->ss_family = AF_UNSPEC;
+		c->flags |= flag;
+	}
+	return ss;
+}
+
+const struct sockaddr_storage *conn_dst(struct conn *c)
+{
+	return conn_lookup(c, &c->dst, CONN_F_DST_SET);
+}
+
+const struct sockaddr_storage *conn_src(struct conn *c)
+{
+	return conn_lookup(c, &c->src, CONN_F_SRC_SET);
 }
 
 ssize_t conn_recv(struct conn *c, struct buffer *b)
@@ -135,6 +160,7 @@ int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t l
 		return -1;
 	}
 	c->dst = *dst;
+	c->flags |= CONN_F_DST_SET;
 	return 0;
 }
 
@@ -147,9 +173,5 @@ int conn_connect_status(struct conn *c)
 		return EINPROGRESS;
 	if (getsockopt(c->ph.fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
 		return errno;
-	if (!err) {
-		l = sizeof(c->src);
-		getsockname(c->ph.fd, (struct sockaddr *)&c->src, &l);
-	}
 	return err;
 }

@@ -67,8 +67,9 @@ static void stream_fill_log(struct stream *s, struct log_fields *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->cli = s->cli.src;
-	f->fe = s->cli.dst;
-	f->be_src = s->sc.src;
+	f->fe = *conn_dst(&s->cli);
+	if (conn_is_open(&s->sc) || (s->sc.flags & CONN_F_SRC_SET))
+		f->be_src = *conn_src(&s->sc);
 	if (s->srv)
 		f->srv = s->srv->addr.ss;
 	f->fe_name = s->fe->name;
@@ -140,7 +141,6 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	struct stream *s = pool_zalloc(&pool_stream);
 	struct proxy *fe = l->fe;
 	int tid = th_ctx->tid;
-	socklen_t sl;
 
 	if (!s)
 		goto fail;
@@ -155,8 +155,7 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	conn_init(&s->cli, s->task);
 	conn_init(&s->sc, s->task);
 	s->cli.src = *from;
-	sl = sizeof(s->cli.dst);
-	getsockname(fd, (struct sockaddr *)&s->cli.dst, &sl);
+	s->cli.flags |= CONN_F_SRC_SET;   /* dst: looked up when needed */
 	if (conn_attach(&s->cli, fd) < 0)
 		goto fail;
 	strcpy(s->term, "--");
@@ -219,6 +218,12 @@ static void stream_free(struct stream *s)
 	stream_release_server(s);
 	if (conn_is_open(&s->sc) && s->srv)
 		atomic_fetch_sub(&s->srv->used_conns, 1);
+	if (s->fe->logfmt.count) {
+		/* local addresses are looked up lazily: the end-of-session log
+		 * line may print them, so ask while the sockets exist */
+		conn_dst(&s->cli);
+		conn_src(&s->sc);
+	}
 	conn_close(&s->sc);
 	conn_close(&s->cli);
 	/* as HAProxy does, the backend no longer counts this stream in the
@@ -311,6 +316,7 @@ static void do_proxy_hdr(struct stream *s)
 	if (!pp.local) {
 		s->cli.src = pp.src;
 		s->cli.dst = pp.dst;
+		s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	}
 	s->st = SST_ASSIGN;
 	stream_log_connect(s);
@@ -481,8 +487,8 @@ static void do_connect(struct stream *s)
 	if (srv->send_proxy) {
 		uint8_t hdr[PP_V1_MAX + 256];
 		size_t len = srv->send_proxy == 2 ?
-		             pp_build_v2(hdr, sizeof(hdr), &s->cli.src, &s->cli.dst) :
-		             pp_build_v1((char *)hdr, sizeof(hdr), &s->cli.src, &s->cli.dst);
+		             pp_build_v2(hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli)) :
+		             pp_build_v1((char *)hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli));
 
 		if (!len || buf_prepend(&s->req, hdr, len) < 0) {
 			stream_abort(s, 'P', 'C');
@@ -530,6 +536,13 @@ static int side_timeout(const struct stream *s, int client)
 	if (be->timeout_tunnel)
 		return be->timeout_tunnel;
 	return client ? fe->timeout_client : be->timeout_server;
+}
+
+/* Bytes still buffered toward <c>'s peer... from <c>: the data <c> sent that
+ * has not been forwarded yet. */
+static size_t other_dir_data(const struct stream *s, const struct conn *c)
+{
+	return c == &s->cli ? s->req.data : s->res.data;
 }
 
 /* Moves data <from> -> <b> -> <to>. Returns non-zero if more could be done
@@ -580,7 +593,10 @@ static int forward(struct stream *s, struct conn *from, struct buffer *b, struct
 		if (!progress)
 			break;
 	}
-	if ((from->flags & CONN_F_RD_SHUT) && !b->data && !(to->flags & CONN_F_WR_SHUT))
+	/* forward the end of input; when the other direction is over too, the
+	 * stream closes right away and close() sends that FIN itself */
+	if ((from->flags & CONN_F_RD_SHUT) && !b->data && !(to->flags & CONN_F_WR_SHUT) &&
+	    !((to->flags & CONN_F_RD_SHUT) && !other_dir_data(s, to)))
 		conn_shutw(to);
 	return rounds < 0 &&
 	       (((from->flags & CONN_F_RD_READY) && !(from->flags & CONN_F_RD_SHUT) &&
@@ -609,6 +625,8 @@ static void do_established(struct stream *s)
 	}
 	if ((s->cli.flags & CONN_F_RD_SHUT) && (s->sc.flags & CONN_F_RD_SHUT) &&
 	    !s->req.data && !s->res.data) {
+		/* both directions done: a normal end; close() sends the FINs
+		 * not sent yet (all input was read, so no RST) */
 		s->st = SST_CLOSED;   /* both directions done: a normal end */
 		return;
 	}

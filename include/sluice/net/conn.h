@@ -15,6 +15,8 @@
 #define CONN_F_WR_SHUT    0x08   /* we sent our FIN */
 #define CONN_F_ERROR      0x10
 #define CONN_F_HUP        0x20   /* peer closed both ways / reset */
+#define CONN_F_SRC_SET    0x40   /* src holds the address (else: ask lazily) */
+#define CONN_F_DST_SET    0x80   /* dst holds the address (else: ask lazily) */
 
 struct task;
 
@@ -42,6 +44,11 @@ int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t 
 /* After a connect: 0 if established, an errno otherwise (EINPROGRESS while
  * still pending). */
 int  conn_connect_status(struct conn *c);
+
+/* The local address of an accepted (dst) or outgoing (src) connection,
+ * looked up on first use only: most sessions never need it. */
+const struct sockaddr_storage *conn_dst(struct conn *c);
+const struct sockaddr_storage *conn_src(struct conn *c);
 
 static inline int conn_is_open(const struct conn *c)
 {
