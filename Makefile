@@ -27,7 +27,9 @@ else
 OBJDIR  := obj
 endif
 
-SRCS    := $(shell find src -name '*.c' | sort)
+# EXCLUDE: source patterns left out (e.g. EXCLUDE='src/expr/%' while a
+# module is being written next to a working tree).
+SRCS    := $(filter-out $(EXCLUDE),$(shell find src -name '*.c' | sort))
 OBJS    := $(SRCS:%.c=$(OBJDIR)/%.o)
 LIBOBJS := $(filter-out $(OBJDIR)/src/main.o,$(OBJS))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))

@@ -31,6 +31,7 @@ enum addr_prefix_kind {
 	PFX_INET,
 	PFX_UNIX,
 	PFX_ABNS,
+	PFX_ABNSZ,
 	PFX_FD,
 	PFX_UNSUPPORTED,
 };
@@ -55,8 +56,7 @@ static const struct addr_prefix {
 	{ "fd@",       PFX_FD,   AF_UNSPEC, NULL },
 	{ "sockpair@", PFX_UNSUPPORTED, 0,
 	  "sockpair@ addresses (descriptor passing over a socket pair) are not supported" },
-	{ "abnsz@",    PFX_UNSUPPORTED, 0,
-	  "abnsz@ is not supported (sluice's abns@ already uses the compact length)" },
+	{ "abnsz@",    PFX_ABNSZ, AF_UNIX,  NULL },
 	{ "udp@",      PFX_UNSUPPORTED, 0, "UDP addresses are not supported" },
 	{ "udp4@",     PFX_UNSUPPORTED, 0, "UDP addresses are not supported" },
 	{ "udp6@",     PFX_UNSUPPORTED, 0, "UDP addresses are not supported" },
@@ -114,10 +114,13 @@ static int addr_parse_unix(const char *path, const char *str, struct sl_addr *ou
 	return 0;
 }
 
-/* Abstract namespace (unix(7)): sun_path[0] is 0 and the name is exactly the
- * bytes that the address length covers, with no NUL and no padding. */
-static int addr_parse_abns(const char *name, const char *str, struct sl_addr *out,
-                           char *err, size_t errlen)
+/* Abstract namespace (unix(7)): sun_path[0] is 0 and the name follows. The
+ * kernel names the socket by every byte the address length covers, so two
+ * programs meet only if they agree on it: abns@ zero-pads the name to the
+ * whole sun_path (as HAProxy's abns@ does, so the two can talk), abnsz@
+ * (<compact>) covers exactly the name, as most other programs do. */
+static int addr_parse_abns(const char *name, const char *str, int compact,
+                           struct sl_addr *out, char *err, size_t errlen)
 {
 	struct sockaddr_un *sun = (struct sockaddr_un *)&out->ss;
 	size_t n = strlen(name);
@@ -131,7 +134,9 @@ static int addr_parse_abns(const char *name, const char *str, struct sl_addr *ou
 	sun->sun_family = AF_UNIX;
 	sun->sun_path[0] = '\0';
 	memcpy(sun->sun_path + 1, name, n);
-	out->len = offsetof(struct sockaddr_un, sun_path) + 1 + n;
+	memset(sun->sun_path + 1 + n, 0, sizeof(sun->sun_path) - 1 - n);
+	out->len = compact ? offsetof(struct sockaddr_un, sun_path) + 1 + n :
+	           sizeof(struct sockaddr_un);
 	return 0;
 }
 
@@ -385,7 +390,8 @@ int addr_parse(const char *str, struct sl_addr *out, unsigned int opts,
 	if (!pfx && str[0] == '/')
 		pfx = addr_find_prefix("unix@", 5);
 
-	if (pfx && (pfx->kind == PFX_UNIX || pfx->kind == PFX_ABNS) && (opts & ADDR_O_NO_UNIX))
+	if (pfx && (pfx->kind == PFX_UNIX || pfx->kind == PFX_ABNS || pfx->kind == PFX_ABNSZ) &&
+	    (opts & ADDR_O_NO_UNIX))
 		return errmsg_set(err, errlen, "UNIX socket address '%s' not allowed here", str);
 	if (pfx && pfx->kind == PFX_FD && (opts & ADDR_O_NO_FD))
 		return errmsg_set(err, errlen, "fd@ address '%s' not allowed here", str);
@@ -394,7 +400,8 @@ int addr_parse(const char *str, struct sl_addr *out, unsigned int opts,
 	case PFX_UNIX:
 		return addr_parse_unix(rest, str, out, err, errlen);
 	case PFX_ABNS:
-		return addr_parse_abns(rest, str, out, err, errlen);
+	case PFX_ABNSZ:
+		return addr_parse_abns(rest, str, pfx->kind == PFX_ABNSZ, out, err, errlen);
 	case PFX_FD:
 		return addr_parse_fd(rest, str, out, err, errlen);
 	default:
@@ -455,13 +462,19 @@ char *addr_full_str(const struct sl_addr *a, char *buf, size_t len)
 		snprintf(buf, len, "unix@%.*s", (int)sizeof(sun->sun_path), sun->sun_path);
 		break;
 	case ADDR_ABNS:
-		/* the name ends where the address length says, not at a NUL */
+		/* compact: the name ends where the address length says; padded
+		 * (abns@, the whole sun_path): at the first NUL */
 		namelen = 0;
 		if (a->len > offsetof(struct sockaddr_un, sun_path) + 1)
 			namelen = a->len - offsetof(struct sockaddr_un, sun_path) - 1;
 		if (namelen > sizeof(sun->sun_path) - 1)
 			namelen = sizeof(sun->sun_path) - 1;
-		snprintf(buf, len, "abns@%.*s", (int)namelen, sun->sun_path + 1);
+		if (a->len >= sizeof(struct sockaddr_un)) {
+			namelen = strnlen(sun->sun_path + 1, sizeof(sun->sun_path) - 1);
+			snprintf(buf, len, "abns@%.*s", (int)namelen, sun->sun_path + 1);
+		} else {
+			snprintf(buf, len, "abnsz@%.*s", (int)namelen, sun->sun_path + 1);
+		}
 		break;
 	case ADDR_FD:
 		snprintf(buf, len, "fd@%d", a->fd);
