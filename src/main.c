@@ -63,6 +63,10 @@ static int kw_global_int(struct cfg_ctx *ctx, char **args, int nargs, char *err,
 			*tab[i].field = 100000;   /* tune.maxaccept -1: "no limit" */
 			return 0;
 		}
+		if (tab[i].min < 0 && strcmp(args[1], "0") == 0) {
+			snprintf(err, errlen, "value must be -1 (no limit) or at least 1.");
+			return -1;
+		}
 		if (cfg_parse_uint(args[1], tab[i].max, &v, err, errlen) < 0)
 			return -1;
 		if (v < tab[i].min && tab[i].min > 0) {
@@ -403,8 +407,9 @@ int main(int argc, char **argv)
 			check_only = 1;
 		} else if (!strcmp(a, "-cc") && i + 1 < argc) {
 			cond_expr = argv[++i];
-		} else if (!strcmp(a, "-d") || !strncmp(a, "-dD", 3) || !strncmp(a, "-dV", 3) ||
-		           !strncmp(a, "-dW", 3)) {
+		} else if (!strcmp(a, "-dD")) {
+			global.debug = global.diag = 1;
+		} else if (!strcmp(a, "-d") || !strncmp(a, "-dV", 3) || !strncmp(a, "-dW", 3)) {
 			global.debug = 1;
 		} else if (!strcmp(a, "-D")) {
 			daemon_opt = 1;
@@ -457,7 +462,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (global.mode == MODE_CHECK) {
-		printf("Configuration file is valid\n");
+		if (!global.quiet)
+			printf("Configuration file is valid\n");
 		return 0;
 	}
 	if (global.daemon && global.mode != MODE_CHECK && !global.debug)

@@ -16,6 +16,7 @@
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cond.h>
 #include <sluice/cfg/tokenize.h>
+#include <sluice/core/global.h>
 #include <sluice/proxy/proxy.h>
 
 static struct cfg_kw_table *kw_tables;
@@ -273,6 +274,9 @@ static int parse_file(const char *path)
 				cfg_warning(path, ctx.line, "%s", err);
 				continue;
 			case CFG_DIR_DIAG:
+				if (global.diag)
+					fprintf(stderr, "[DIAG] %s:%d: %s\n", path, ctx.line, err);
+				continue;
 			case CFG_DIR_HANDLED:
 				continue;
 			case CFG_DIR_NONE:

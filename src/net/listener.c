@@ -227,13 +227,22 @@ static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err,
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (reuseport)
 			setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-		if (a->ss.ss_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		/* as HAProxy: the system's default unless v6only / v4v6 */
+		if (a->ss.ss_family == AF_INET6 && (bc->v6only || bc->v4v6)) {
+			int v6only = bc->v6only;
+
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
+		}
 	}
 	if (a->kind == ADDR_UNIX) {
 		const struct sockaddr_un *un = (const struct sockaddr_un *)&a->ss;
 
-		unlink(un->sun_path);   /* a stale socket from a previous run */
+		struct stat st;
+
+		/* a stale socket from a previous run goes; anything else at that
+		 * path stays, and bind() reports it */
+		if (lstat(un->sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(un->sun_path);
 	}
 	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0) {
 		snprintf(err, errlen, "cannot bind socket (%s) for [%s]", strerror(errno),

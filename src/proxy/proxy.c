@@ -34,6 +34,7 @@ static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_disabled(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_ignored(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_ignored_check(struct cfg_ctx *, char **, int, char *, size_t);
 
 static const struct cfg_kw proxy_kws[] = {
 	{ "mode",            NULL,        CFG_SEC_PROXY,   kw_mode },
@@ -50,7 +51,7 @@ static const struct cfg_kw proxy_kws[] = {
 	{ "timeout",         "connect",   CFG_SEC_BE,      kw_timeout },
 	{ "timeout",         "queue",     CFG_SEC_BE,      kw_timeout },
 	{ "timeout",         "tunnel",    CFG_SEC_BE,      kw_timeout },
-	{ "timeout",         "check",     CFG_SEC_BE,      kw_ignored },
+	{ "timeout",         "check",     CFG_SEC_BE,      kw_ignored_check },
 	{ "retries",         NULL,        CFG_SEC_BE,      kw_retries },
 	{ "option",          "redispatch", CFG_SEC_BE,     kw_option, 1 },
 	{ "option",          "tcplog",    CFG_SEC_FE,      kw_option },
@@ -560,6 +561,16 @@ static int kw_ignored(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 	return 0;
 }
 
+/* Health checks are not implemented: their settings are accepted, as on
+ * server lines, with a warning rather than in silence. */
+static int kw_ignored_check(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                            size_t errlen)
+{
+	cfg_warning(ctx->file, ctx->line, "'%s %s': health checks are not implemented yet; "
+	            "ignored.", args[0], args[1]);
+	return 0;
+}
+
 /* ---- bind ---- */
 
 static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t errlen)
@@ -614,7 +625,7 @@ static int bind_unsupported(const char *o)
 {
 	static const char *const names[] = {
 		"ssl", "crt", "ca-file", "alpn", "npn", "tfo", "transparent",
-		"interface", "namespace", "defer-accept", "v4v6", "v6only", "mss",
+		"interface", "namespace", "defer-accept", "mss",
 		"proto", "quic-cc-algo", "process", "nice", "ciphers", NULL
 	};
 
@@ -633,6 +644,10 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 
 		if (strcmp(o, "accept-proxy") == 0) {
 			bc->accept_proxy = 1;
+			continue;
+		}
+		if (strcmp(o, "v4v6") == 0 || strcmp(o, "v6only") == 0) {
+			*(o[1] == '4' ? &bc->v4v6 : &bc->v6only) = 1;
 			continue;
 		}
 		if (strcmp(o, "name") == 0 || strcmp(o, "backlog") == 0 ||

@@ -188,6 +188,15 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 		snprintf(err, errlen, "expects <name> and <address>.");
 		return -1;
 	}
+	for (const char *c = args[1]; *c; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.' ||
+		      *c == ':')) {
+			snprintf(err, errlen, "invalid character '%c' in server name '%s'.", *c,
+			         args[1]);
+			return -1;
+		}
+	}
 	if (server_find(be, args[1])) {
 		struct server *o = server_find(be, args[1]);
 
@@ -217,6 +226,13 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	if (!n) {
 		snprintf(err, errlen, "out of memory.");
 		goto fail;
+	}
+	for (int i = 0; s->puid && i < be->nsrv; i++) {
+		if (be->srv[i]->puid == s->puid) {
+			snprintf(err, errlen, "server '%s' has the same id (%d) as server '%s'.",
+			         s->name, s->puid, be->srv[i]->name);
+			goto fail;
+		}
 	}
 	be->srv = n;
 	be->srv[be->nsrv++] = s;

@@ -35,6 +35,7 @@ struct global {
 	int wdt_disabled;       /* no watchdog */
 	int debug;              /* -d */
 	int quiet;              /* -q */
+	int diag;               /* -dD: diagnostic messages (.diag) */
 	enum run_mode mode;
 	struct list logs;       /* struct log_target, from `log` lines */
 	char *node;             /* node name (hostname by default) */

@@ -50,6 +50,8 @@ struct bind_conf {
 	int backlog;
 	int maxconn;                /* 0 = frontend's */
 	int accept_proxy;
+	int v4v6;                   /* IPv6 socket also accepts IPv4 */
+	int v6only;                 /* IPv6 only (wins over v4v6) */
 	uint64_t thread_mask;       /* bit i: thread i+1 may accept; 0 = all */
 	struct listener *lst;
 	/* stats socket binds: the CLI takes the connections */
