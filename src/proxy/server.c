@@ -229,8 +229,9 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	}
 	for (int i = 0; s->puid && i < be->nsrv; i++) {
 		if (be->srv[i]->puid == s->puid) {
-			snprintf(err, errlen, "server '%s' has the same id (%d) as server '%s'.",
-			         s->name, s->puid, be->srv[i]->name);
+			snprintf(err, errlen, "'id': custom id %d already used at %s:%d "
+			         "('server %s').", s->puid, be->srv[i]->conf_file,
+			         be->srv[i]->conf_line, be->srv[i]->name);
 			goto fail;
 		}
 	}
