@@ -16,6 +16,7 @@
 #define CONN_F_ERROR      0x10
 #define CONN_F_HUP        0x20   /* peer closed both ways / reset */
 #define CONN_F_SRC_SET    0x40   /* src holds the address (else: ask lazily) */
+#define CONN_F_RDHUP      0x100  /* peer's FIN announced by epoll: read until EOF */
 #define CONN_F_DST_SET    0x80   /* dst holds the address (else: ask lazily) */
 
 struct task;
