@@ -13,8 +13,13 @@
  * - task_destroy() of a queued task only marks it TASK_KILLED; the owner frees
  *   it when it dequeues it, so a task sitting in the inbox is never freed
  *   under a producer's feet.
- * - inbox[], inbox_len[] and `sleeping` are protected by inbox_lock. Draining
- *   is O(1) under the lock: each class's inbox is spliced onto its run list.
+ * - inbox[], inbox_len[] and `sleeping` are protected by inbox_lock (a
+ *   struct sl_lock of kind "inbox": `show locks` tells how often producers
+ *   and the owner meet on it). Draining is O(1) under the lock: each
+ *   class's inbox is spliced onto its run list.
+ * - In the opt-in shared-runqueue mode, shared_rq and the `run` links of the
+ *   tasks in it are protected by shared_rq_lock (kind "shared_rq");
+ *   shared_rq_len is atomic, written under it and peeked without it.
  *
  * Sleep protocol (no lost wake-up, signals only to sleepers)
  * ----------------------------------------------------------
@@ -22,7 +27,11 @@
  * `sleeping`, then blocks in epoll_wait(). A producer, under the same lock,
  * appends to the inbox and, if `sleeping` is set, clears it and writes the
  * eventfd once after unlocking. Either the owner saw the task in its inbox
- * and did not sleep, or the producer saw `sleeping` and signalled.
+ * and did not sleep, or the producer saw `sleeping` and signalled. A
+ * producer that holds other locks (the server queue's hand-over) may write
+ * the eventfd after releasing those too (task_instant_wakeup_defer()): the
+ * signal is owed from the moment it cleared `sleeping`, and only it may
+ * send it, so it is late but never lost.
  *
  * Run classes and batches
  * -----------------------
@@ -48,7 +57,7 @@ int sched_shared_runqueue;
 /* Opt-in classic design (tune.queue.wakeup shared-runqueue): every remote
  * wake-up goes through one global list and one lock, which every thread
  * polls. Kept only to reproduce the difference on demand. */
-static pthread_mutex_t shared_rq_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sl_lock shared_rq_lock = SL_LOCK_INIT(LK_SHARED_RQ, "shared_rq");
 static struct list shared_rq = LIST_HEAD_INIT(shared_rq);
 static _Atomic int shared_rq_len;
 
@@ -136,7 +145,7 @@ int sched_init_thread(struct thread_ctx *tc, int tid)
 		list_init(&tc->runq[c]);
 		list_init(&tc->inbox[c]);
 	}
-	pthread_mutex_init(&tc->inbox_lock, NULL);
+	lock_init(&tc->inbox_lock, LK_INBOX, "inbox");
 	tc->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (tc->evfd < 0)
 		return -1;
@@ -221,32 +230,39 @@ static void signal_owner(struct thread_ctx *owner)
 		th_ctx->act.signals_sent++;
 }
 
-/* Appends <t> to its owner's inbox (NULL: only announce news) and signals the
- * owner only if it announced that it sleeps. */
-static void remote_enqueue(struct task *t, struct thread_ctx *owner, int klass)
+/* Appends <t> to its owner's inbox (NULL: only announce news). Returns 1 if
+ * the owner announced that it sleeps: the caller must then signal it (the
+ * announcement is consumed here, so exactly one producer does). */
+static int remote_enqueue_nosignal(struct task *t, struct thread_ctx *owner, int klass)
 {
 	int signal;
 
-	pthread_mutex_lock(&owner->inbox_lock);
+	lock_take(&owner->inbox_lock);
 	if (t) {
 		list_append(&owner->inbox[klass], &t->run);
 		atomic_fetch_add_explicit(&owner->inbox_len[klass], 1, memory_order_relaxed);
 	}
 	signal = owner->sleeping;
 	owner->sleeping = 0;
-	pthread_mutex_unlock(&owner->inbox_lock);
-	if (signal)
+	lock_release(&owner->inbox_lock);
+	return signal;
+}
+
+/* The same, and signals the owner only if it announced that it sleeps. */
+static void remote_enqueue(struct task *t, struct thread_ctx *owner, int klass)
+{
+	if (remote_enqueue_nosignal(t, owner, klass))
 		signal_owner(owner);
 }
 
-static void shared_enqueue(struct task *t)
+static int shared_enqueue_nosignal(struct task *t)
 {
-	pthread_mutex_lock(&shared_rq_lock);
+	lock_take(&shared_rq_lock);
 	list_append(&shared_rq, &t->run);
 	atomic_fetch_add(&shared_rq_len, 1);
-	pthread_mutex_unlock(&shared_rq_lock);
+	lock_release(&shared_rq_lock);
 	/* the classic design still has to wake a sleeping owner */
-	remote_enqueue(NULL, &thread_ctx[t->tid], TC_URGENT);
+	return remote_enqueue_nosignal(NULL, &thread_ctx[t->tid], TC_URGENT);
 }
 
 void task_wakeup(struct task *t, unsigned int reason)
@@ -265,9 +281,10 @@ void task_wakeup(struct task *t, unsigned int reason)
 		th_ctx->act.wake_remote++;
 }
 
-void task_instant_wakeup(struct task *t, unsigned int reason)
+void task_instant_wakeup_defer(struct task *t, unsigned int reason, uint64_t *to_signal)
 {
 	unsigned int old = atomic_fetch_or(&t->state, reason | TASK_QUEUED | TASK_URGENT);
+	int signal;
 
 	if (old & TASK_QUEUED)
 		return;
@@ -279,11 +296,30 @@ void task_instant_wakeup(struct task *t, unsigned int reason)
 	}
 	if (th_ctx)
 		th_ctx->act.wake_instant++;
-	if (sched_shared_runqueue) {
-		shared_enqueue(t);
-		return;
+	if (sched_shared_runqueue)
+		signal = shared_enqueue_nosignal(t);
+	else
+		signal = remote_enqueue_nosignal(t, &thread_ctx[t->tid], TC_URGENT);
+	if (signal)
+		*to_signal |= 1ull << t->tid;
+}
+
+void task_instant_wakeup(struct task *t, unsigned int reason)
+{
+	uint64_t to_signal = 0;
+
+	task_instant_wakeup_defer(t, reason, &to_signal);
+	sched_signal_threads(to_signal);
+}
+
+void sched_signal_threads(uint64_t mask)
+{
+	while (mask) {
+		int tid = __builtin_ctzll(mask);
+
+		mask &= mask - 1;
+		signal_owner(&thread_ctx[tid]);
 	}
-	remote_enqueue(t, &thread_ctx[t->tid], TC_URGENT);
 }
 
 /* ---- running ---- */
@@ -298,13 +334,13 @@ void sched_drain_inbox(struct thread_ctx *tc)
 		any |= atomic_load_explicit(&tc->inbox_len[c], memory_order_relaxed);
 	if (!any)
 		return;
-	pthread_mutex_lock(&tc->inbox_lock);
+	lock_take(&tc->inbox_lock);
 	for (int c = 0; c < TC_COUNT; c++) {
 		list_splice_tail(&tc->runq[c], &tc->inbox[c]);
 		tc->runq_len[c] += atomic_exchange_explicit(&tc->inbox_len[c], 0,
 		                                            memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&tc->inbox_lock);
+	lock_release(&tc->inbox_lock);
 }
 
 /* Classic mode: pick up to <budget> tasks of this thread from the shared run
@@ -317,7 +353,7 @@ static void shared_rq_pull(struct thread_ctx *tc, int budget)
 
 	if (!atomic_load(&shared_rq_len))
 		return;
-	pthread_mutex_lock(&shared_rq_lock);
+	lock_take(&shared_rq_lock);
 	list_for_each_safe(pos, tmp, &shared_rq) {
 		struct task *t = list_elem(pos, struct task, run);
 
@@ -330,7 +366,7 @@ static void shared_rq_pull(struct thread_ctx *tc, int budget)
 		local_enqueue(tc, t, TC_URGENT);
 		budget--;
 	}
-	pthread_mutex_unlock(&shared_rq_lock);
+	lock_release(&shared_rq_lock);
 }
 
 static int run_timers(struct thread_ctx *tc, int budget)
@@ -391,6 +427,7 @@ int sched_run(struct thread_ctx *tc)
 	int bulk = depth / 4 ? depth / 4 : 1;
 	int more;
 
+	tc->now_ns = 0;   /* a new loop date at the next sched_now_ns() */
 	more = run_timers(tc, depth * 4);
 	sched_drain_inbox(tc);
 	if (sched_shared_runqueue)
@@ -414,12 +451,12 @@ int sched_prepare_sleep(struct thread_ctx *tc)
 {
 	int empty = 1;
 
-	pthread_mutex_lock(&tc->inbox_lock);
+	lock_take(&tc->inbox_lock);
 	for (int c = 0; c < TC_COUNT; c++)
 		empty &= list_empty(&tc->inbox[c]);
 	if (empty)
 		tc->sleeping = 1;
-	pthread_mutex_unlock(&tc->inbox_lock);
+	lock_release(&tc->inbox_lock);
 	if (empty && sched_shared_runqueue && atomic_load(&shared_rq_len)) {
 		sched_woke(tc);
 		return 0;
@@ -429,7 +466,7 @@ int sched_prepare_sleep(struct thread_ctx *tc)
 
 void sched_woke(struct thread_ctx *tc)
 {
-	pthread_mutex_lock(&tc->inbox_lock);
+	lock_take(&tc->inbox_lock);
 	tc->sleeping = 0;
-	pthread_mutex_unlock(&tc->inbox_lock);
+	lock_release(&tc->inbox_lock);
 }

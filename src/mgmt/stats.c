@@ -1,11 +1,12 @@
 /* CLI commands that report and change the running state: show info, show
  * stat (HAProxy's CSV columns, in HAProxy's order, so that existing tools
- * parse it), show servers state, show activity, show sess, show env, and
- * the server/maxconn setters.
+ * parse it, then a "-" marker and sluice's own columns, as HAProxy puts its
+ * module columns after that marker), show servers state, show activity,
+ * show sess, show env, and the server/maxconn setters.
  *
  * Reads are racy snapshots of atomics and per-thread counters (display
  * only). Changes go through atomics; queue hand-overs they make possible are
- * done by queue_process(), under the queue locks.
+ * done by queue_kick() and queue_redistribute(), under the queue locks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,7 +147,10 @@ static const char stat_header[] =
 	"intercepted,dcon,dses,wrew,connect,reuse,cache_lookups,cache_hits,srv_icur,src_ilim,"
 	"qtime_max,ctime_max,rtime_max,ttime_max,eint,idle_conn_cur,safe_conn_cur,"
 	"used_conn_cur,need_conn_est,uweight,agg_server_status,agg_server_check_status,"
-	"agg_check_status,\n";
+	"agg_check_status,"
+	/* sluice's columns: after HAProxy's, so that positions do not move */
+	"-,qtime_p50_us,qtime_p99_us,ctime_p50_us,ctime_p99_us,ttime_p50_us,ttime_p99_us,"
+	"queued_tot,\n";
 
 enum stat_col {
 	ST_PXNAME, ST_SVNAME, ST_QCUR, ST_QMAX, ST_SCUR, ST_SMAX, ST_SLIM, ST_STOT, ST_BIN,
@@ -165,6 +169,8 @@ enum stat_col {
 	ST_SRV_ICUR, ST_SRC_ILIM, ST_QTIME_MAX, ST_CTIME_MAX, ST_RTIME_MAX, ST_TTIME_MAX,
 	ST_EINT, ST_IDLE_CONN_CUR, ST_SAFE_CONN_CUR, ST_USED_CONN_CUR, ST_NEED_CONN_EST,
 	ST_UWEIGHT, ST_AGG_SERVER_STATUS, ST_AGG_SERVER_CHECK_STATUS, ST_AGG_CHECK_STATUS,
+	ST_MARKER, ST_QTIME_P50, ST_QTIME_P99, ST_CTIME_P50, ST_CTIME_P99, ST_TTIME_P50,
+	ST_TTIME_P99, ST_QUEUED_TOT,
 	ST_COUNT
 };
 
@@ -215,6 +221,40 @@ static void row_common(struct stat_row *r, const struct proxy *px, const char *s
 	row_set(r, ST_SID, "%d", sid);
 	row_set(r, ST_TYPE, "%d", type);
 	row_set(r, ST_MODE, "%s", proxy_mode_name(px->mode));
+	row_set(r, ST_MARKER, "-");
+}
+
+static uint64_t us_to_ms(uint64_t us)
+{
+	return (us + 500) / 1000;
+}
+
+/* HAProxy's averages over the last 1024 sessions and maxima, in ms (rtime:
+ * no response time in TCP, 0 as HAProxy shows). */
+static void row_times(struct stat_row *r, const struct time_avgs *t)
+{
+	row_u64(r, ST_QTIME, us_to_ms(swrate_avg(&t->qtime)));
+	row_u64(r, ST_CTIME, us_to_ms(swrate_avg(&t->ctime)));
+	row_set(r, ST_RTIME, "0");
+	row_u64(r, ST_TTIME, us_to_ms(swrate_avg(&t->ttime)));
+	row_u64(r, ST_QTIME_MAX, us_to_ms(swrate_max(&t->qtime)));
+	row_u64(r, ST_CTIME_MAX, us_to_ms(swrate_max(&t->ctime)));
+	row_set(r, ST_RTIME_MAX, "0");
+	row_u64(r, ST_TTIME_MAX, us_to_ms(swrate_max(&t->ttime)));
+}
+
+/* sluice's percentile columns, estimated from the log2 histograms (us). */
+static void row_percentiles(struct stat_row *r, const struct hist_snap *q,
+                            const struct hist_snap *c, const struct hist_snap *t,
+                            uint64_t queued)
+{
+	row_u64(r, ST_QTIME_P50, hist_percentile(q, 0.50));
+	row_u64(r, ST_QTIME_P99, hist_percentile(q, 0.99));
+	row_u64(r, ST_CTIME_P50, hist_percentile(c, 0.50));
+	row_u64(r, ST_CTIME_P99, hist_percentile(c, 0.99));
+	row_u64(r, ST_TTIME_P50, hist_percentile(t, 0.50));
+	row_u64(r, ST_TTIME_P99, hist_percentile(t, 0.99));
+	row_u64(r, ST_QUEUED_TOT, queued);
 }
 
 static void stat_frontend(struct cli_out *out, struct proxy *px)
@@ -287,10 +327,15 @@ static void stat_server(struct cli_out *out, struct proxy *be, struct server *s,
 
 		row_set(&r, ST_LASTSESS, "%lld", last ? (long long)(time(NULL) - last) : -1LL);
 	}
-	row_set(&r, ST_QTIME, "0");
-	row_set(&r, ST_CTIME, "0");
-	row_set(&r, ST_RTIME, "0");
-	row_set(&r, ST_TTIME, "0");
+	row_times(&r, &s->times);
+	{
+		struct hist_snap q, c, t;
+
+		hist_snapshot(&s->qtime_hist, &q);
+		hist_snapshot(&s->ctime_hist, &c);
+		hist_snapshot(&s->ttime_hist, &t);
+		row_percentiles(&r, &q, &c, &t, atomic_load(&s->queue.cum));
+	}
 	if (level >= CLI_LEVEL_OPERATOR)
 		row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
 	row_set(&r, ST_SRV_ICUR, "0");
@@ -345,10 +390,17 @@ static void stat_backend(struct cli_out *out, struct proxy *be)
 	row_u64(&r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
 	row_u64(&r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
 	row_set(&r, ST_LASTSESS, "-1");
-	row_set(&r, ST_QTIME, "0");
-	row_set(&r, ST_CTIME, "0");
-	row_set(&r, ST_RTIME, "0");
-	row_set(&r, ST_TTIME, "0");
+	row_times(&r, &be->be_times);
+	{
+		struct hist_snap q, c, t;
+		uint64_t queued = atomic_load(&be->queue.cum);
+
+		/* the backend's waits: in its queue and in its servers' */
+		for (int i = 0; i < be->nsrv; i++)
+			queued += atomic_load(&be->srv[i]->queue.cum);
+		be_time_hists(be, &q, &c, &t);
+		row_percentiles(&r, &q, &c, &t, queued);
+	}
 	row_set(&r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
 	row_set(&r, ST_UWEIGHT, "%d", act ? wact : wbck);
 	row_emit(out, &r);
@@ -502,27 +554,17 @@ static struct server *find_server_arg(const char *arg, struct cli_out *out)
 	return s;
 }
 
-/* Lets waiters use slots that a state, weight or limit change made usable.
- * Bounded by the server's limit, never by the number of waiters. */
-static void srv_kick_queues(struct server *s)
-{
-	int maxc = atomic_load(&s->maxconn);
-	int rounds = maxc ? maxc / 32 + 1 : 64;
-
-	while (rounds-- > 0 && (atomic_load(&s->queue.len) || atomic_load(&s->be->queue.len))) {
-		int before = atomic_load(&s->served);
-
-		queue_process(s);
-		if (atomic_load(&s->served) == before)
-			break;
-	}
-}
-
+/* A server set to ready takes waiters at once; one set to maint gives its
+ * own waiters to the backend queue if `option redispatch` allows it
+ * (HAProxy's behaviour), otherwise they stay in its queue until it serves
+ * them or `timeout queue` ends their wait. */
 static void srv_set_admin(struct server *s, int admin)
 {
 	atomic_store(&s->admin, admin);
 	if (admin == SRV_ADMIN_READY)
-		srv_kick_queues(s);
+		queue_kick(s);
+	else if (admin == SRV_ADMIN_MAINT)
+		queue_redistribute(s);
 }
 
 static int cli_set_server(char **args, int nargs, struct cli_out *out, int level)
@@ -572,7 +614,7 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 		}
 		atomic_store(&s->uweight, (int)w);
 		if (w)
-			srv_kick_queues(s);
+			queue_kick(s);
 		return 0;
 	}
 	cli_printf(out, "'set server <srv>' only supports 'state' and 'weight' in this "
@@ -636,7 +678,7 @@ static int cli_set_maxconn(char **args, int nargs, struct cli_out *out, int leve
 		if (!s)
 			return -1;
 		atomic_store(&s->maxconn, (int)v);
-		srv_kick_queues(s);
+		queue_kick(s);
 		return 0;
 	}
 	cli_printf(out, "'set maxconn' only supports 'global', 'frontend' and 'server'.\n");

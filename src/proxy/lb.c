@@ -4,9 +4,11 @@
  * when there is none, the usable backup servers: all of them with
  * `option allbackups`, otherwise the first one declared.
  *
- * Locking: the balancer's own state (lb_cur accumulators, rotation points)
- * is protected by the backend's lb_lock. The work done under it is bounded by
- * the number of servers of the backend, never by the number of connections.
+ * Locking: the balancer's own state (the servers' lb_cur and rr_static_pos,
+ * the backend's lb_rr_static_next and lb_last) is protected by the backend's
+ * lb_lock (struct sl_lock, kind "lb" in `show locks`). The work done under it
+ * is bounded by the number of servers of the backend, never by the number of
+ * connections.
  * Slots are taken with srv_take_slot() (a CAS), so a full server is skipped
  * without waiting.
  */
@@ -205,9 +207,9 @@ enum lb_result lb_pick(struct proxy *be, const struct sockaddr_storage *src,
 	struct server *s = NULL;
 
 	*out = NULL;
-	pthread_mutex_lock(&be->lb_lock);
+	lock_take(&be->lb_lock);
 	if (!candidates(be, avoid, &cand)) {
-		pthread_mutex_unlock(&be->lb_lock);
+		lock_release(&be->lb_lock);
 		return LB_NOSRV;
 	}
 	switch (be->lb_algo) {
@@ -226,11 +228,11 @@ enum lb_result lb_pick(struct proxy *be, const struct sockaddr_storage *src,
 		break;
 	case LB_SOURCE:
 		s = pick_source(&cand, src);
-		pthread_mutex_unlock(&be->lb_lock);
+		lock_release(&be->lb_lock);
 		*out = s;
 		return srv_take_slot(s) ? LB_OK : LB_QUEUE_SRV;
 	}
-	pthread_mutex_unlock(&be->lb_lock);
+	lock_release(&be->lb_lock);
 	*out = s;
 	return s ? LB_OK : LB_QUEUE_BE;
 }

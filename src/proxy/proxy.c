@@ -83,7 +83,7 @@ static void proxy_set_defaults(struct proxy *px)
 	list_init(&px->binds);
 	list_init(&px->use_backends);
 	px->defsrv = server_new_default();
-	pthread_mutex_init(&px->lb_lock, NULL);
+	lock_init(&px->lb_lock, LK_LB, NULL);
 	queue_init(&px->queue);
 }
 

@@ -4,9 +4,20 @@
  * A stream belongs to the thread that accepted its client connection; only
  * that thread runs its task and touches its connections and buffers. Other
  * threads reach it only through the server queue hand-over (queue.c), which
- * wakes its task. The per-thread list of streams (for `show sess`) is
- * protected by that thread's stream-list lock, taken by the owner only at
+ * wakes its task. The per-thread list of streams (for `show sess`), its
+ * links (s->list) and its count are protected by that thread's stream-list
+ * lock (struct sl_lock, kind "stream_list"), taken by the owner only at
  * creation and release, and by the CLI while it prints.
+ *
+ * Times: a stream that waited in a queue records its wait (from queue_add()
+ * to the hand-over of its slot) in the histogram of the queue it left; one
+ * that reached a server records its connect time in the server's histogram
+ * when the connection is established, and at its end its session time in
+ * the server's histogram and its queue, connect and session times in the
+ * server's and backend's sliding averages (show stat qtime, ctime, ttime).
+ * Dates are the thread's loop date in ns (sched_now_ns(): no clock read per
+ * event, precise to one loop iteration); the log's %Tw/%Tc keep using the
+ * loop's ms.
  *
  * Forwarding is bounded per wake-up: at most FWD_MAX_ROUNDS reads and writes
  * per direction; if more could be done, the task wakes itself again and goes
@@ -35,7 +46,7 @@
 #define FWD_MAX_ROUNDS 4
 
 static struct {
-	pthread_mutex_t lock;
+	struct sl_lock lock;
 	struct list head;
 	int count;
 } thr_streams[MAX_THREADS];
@@ -46,7 +57,7 @@ static POOL_DECLARE(pool_stream, "stream", struct stream)
 __attribute__((constructor)) static void stream_lists_init(void)
 {
 	for (int i = 0; i < MAX_THREADS; i++) {
-		pthread_mutex_init(&thr_streams[i].lock, NULL);
+		lock_init(&thr_streams[i].lock, LK_STREAM_LIST, "streams");
 		list_init(&thr_streams[i].head);
 	}
 }
@@ -150,8 +161,7 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	s->uniq_id = atomic_fetch_add(&next_uniq_id, 1);
 	s->lst = l;
 	s->fe = fe;
-	s->pend.task = s->task;
-	list_init(&s->pend.link);
+	pendconn_init(&s->pend, s->task);
 	conn_init(&s->cli, s->task);
 	conn_init(&s->sc, s->task);
 	s->cli.src = *from;
@@ -162,6 +172,7 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	s->Tw = s->Tc = -1;
 	s->accept_us = wall_us();
 	s->accept_ms = th_ctx->now_ms;
+	s->accept_ns = sched_now_ns();
 	s->st = l->bc->accept_proxy ? SST_PROXY_HDR : SST_ASSIGN;
 	s->cli_exp = tick_add_ifset(th_ctx->now_ms, fe->timeout_client);
 
@@ -171,10 +182,10 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	CNT_INC(fe->fe_cnt.cum_sess);
 	atomic_fetch_add(&global.cum_sess, 1);
 
-	pthread_mutex_lock(&thr_streams[tid].lock);
+	lock_take(&thr_streams[tid].lock);
 	list_append(&thr_streams[tid].head, &s->list);
 	thr_streams[tid].count++;
-	pthread_mutex_unlock(&thr_streams[tid].lock);
+	lock_release(&thr_streams[tid].lock);
 	th_ctx->conns++;
 
 	if (s->st != SST_PROXY_HDR)
@@ -197,6 +208,43 @@ fail:
 	return -1;
 }
 
+/* ---- times ---- */
+
+/* The stream got a slot from the queue it waited in: its wait, from
+ * queue_add() to the hand-over (both stamped by queue.c), goes into that
+ * queue's histogram and the server's. Streams that never queued record
+ * nothing there. */
+static void stream_record_queue_wait(struct stream *s)
+{
+	const struct pendconn *p = &s->pend;
+	uint64_t wait_us;
+
+	if (!p->left_from)
+		return;
+	/* two threads' loop dates: the hand-over's may be a bit older */
+	wait_us = p->slot_ns > p->enq_ns ? (p->slot_ns - p->enq_ns) / 1000 : 0;
+	hist_record(&p->left_from->wait_hist, wait_us);
+	hist_record(&p->srv->qtime_hist, wait_us);
+	s->qtime_us += wait_us;
+}
+
+/* At the end of a session that reached a server: HAProxy's time averages
+ * (queue, connect, total) for the server and the backend, and the session
+ * time histogram of the server. */
+static void stream_record_times(struct stream *s)
+{
+	uint64_t now = sched_now_ns();
+	uint64_t tt_us = now > s->accept_ns ? (now - s->accept_ns) / 1000 : 0;
+	struct time_avgs *ta[2] = { &s->srv->times, &s->be->be_times };
+
+	hist_record(&s->srv->ttime_hist, tt_us);
+	for (int i = 0; i < 2; i++) {
+		swrate_add(&ta[i]->qtime, s->qtime_us);
+		swrate_add(&ta[i]->ctime, s->ctime_us);
+		swrate_add(&ta[i]->ttime, tt_us);
+	}
+}
+
 static void stream_release_server(struct stream *s)
 {
 	if (s->has_slot) {
@@ -215,6 +263,8 @@ static void stream_free(struct stream *s)
 		if (handed)
 			srv_release_slot(handed);
 	}
+	if (s->Tc >= 0 && s->srv && s->be)
+		stream_record_times(s);
 	stream_release_server(s);
 	if (conn_is_open(&s->sc) && s->srv)
 		atomic_fetch_sub(&s->srv->used_conns, 1);
@@ -246,10 +296,10 @@ static void stream_free(struct stream *s)
 	buf_release(&s->req);
 	buf_release(&s->res);
 
-	pthread_mutex_lock(&thr_streams[tid].lock);
+	lock_take(&thr_streams[tid].lock);
 	list_del_init(&s->list);
 	thr_streams[tid].count--;
-	pthread_mutex_unlock(&thr_streams[tid].lock);
+	lock_release(&thr_streams[tid].lock);
 	th_ctx->conns--;
 	listener_conn_closed(s->lst);
 	task_destroy(s->task);
@@ -339,6 +389,7 @@ static void got_server(struct stream *s, struct server *srv)
 		s->Tw = 0;   /* not queued: %Tw is 0, -1 only if never assigned */
 	s->srv = srv;
 	s->has_slot = 1;
+	s->slot_ns = sched_now_ns();
 	CNT_INC(srv->cnt.cum_sess);
 	cnt_update_max(&srv->cnt.cur_max, atomic_load(&srv->served));
 	atomic_store_explicit(&srv->cnt.last_sess, (int64_t)(s->accept_us / 1000000),
@@ -377,11 +428,18 @@ static void do_assign(struct stream *s)
 		s->be_queue_len = atomic_load(&s->be->queue.len);
 		s->queue_ms = th_ctx->now_ms;
 		s->st = SST_QUEUED;
+		/* read by other threads while it waits: set before queueing */
+		s->pend.prio_class = s->prio_class;
+		s->pend.prio_offset_ms = s->prio_offset_ms;
 		if (queue_add(&s->pend, s->be, r == LB_QUEUE_SRV ? srv : NULL) < 0) {
 			s->st = SST_ASSIGN;
 			stream_abort(s, 's', 'Q');
 			return;
 		}
+		/* assigned, not served yet: its log names the server, as
+		 * HAProxy's does (s->has_slot stays 0) */
+		if (r == LB_QUEUE_SRV)
+			s->srv = srv;
 		s->queue_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_queue ?
 		                              s->be->timeout_queue : s->be->timeout_connect);
 		return;
@@ -402,6 +460,10 @@ static void do_queued(struct stream *s)
 		stream_abort(s, 'C', 'Q');
 		return;
 	} else if (s->queue_exp && th_ctx->now_ms >= s->queue_exp) {
+		/* moved from its server's queue to the backend's (the server
+		 * went into maintenance): no longer assigned */
+		if (s->srv && atomic_load(&s->pend.q) != &s->srv->queue)
+			s->srv = NULL;
 		srv = queue_remove(&s->pend);
 		if (!srv) {
 			s->st = SST_ASSIGN;
@@ -413,6 +475,7 @@ static void do_queued(struct stream *s)
 	} else {
 		return;
 	}
+	stream_record_queue_wait(s);
 	s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
 	s->queue_exp = 0;
 	got_server(s, srv);
@@ -509,6 +572,10 @@ static void do_connecting(struct stream *s)
 	}
 	status = conn_connect_status(&s->sc);
 	if (status == 0) {
+		uint64_t now = sched_now_ns();
+
+		s->ctime_us = now > s->slot_ns ? (now - s->slot_ns) / 1000 : 0;
+		hist_record(&s->srv->ctime_hist, s->ctime_us);
 		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
 		s->conn_exp = 0;
 		s->st = SST_ESTABLISHED;
@@ -718,7 +785,7 @@ void stream_dump_all(struct cli_out *out, int max)
 	for (int tid = 0; tid < global.nbthread; tid++) {
 		struct list *pos, *tmp;
 
-		pthread_mutex_lock(&thr_streams[tid].lock);
+		lock_take(&thr_streams[tid].lock);
 		list_for_each_safe(pos, tmp, &thr_streams[tid].head) {
 			struct stream *s = list_elem(pos, struct stream, list);
 			char src[64];
@@ -739,7 +806,7 @@ void stream_dump_all(struct cli_out *out, int max)
 			                                s->accept_ms) / 1000,
 			           tid + 1, state_names[s->st], s->req.data, s->res.data);
 		}
-		pthread_mutex_unlock(&thr_streams[tid].lock);
+		lock_release(&thr_streams[tid].lock);
 		if (shown > max) {
 			cli_printf(out, "(output limited to %d streams)\n", max);
 			return;

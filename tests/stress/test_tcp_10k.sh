@@ -78,10 +78,23 @@ CFG
 		echo "queued: qmax=$qmax smax=$smax"
 		[ "${smax:-999}" -le 200 ] || { echo "FAIL: server exceeded maxconn ($smax)"; fail=1; }
 		[ "${qmax:-0}" -gt 0 ] || { echo "FAIL: nothing was queued"; fail=1; }
+		# where threads waited for each other, and what the queue saw
+		echo "show locks" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock" | sed '/^$/d'
+		echo "show queue" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock" | sed '/^$/d'
+		served=$(echo "show queue be" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock" | \
+		         awk '$1 == "be/BACKEND" { print $5 }')
+		[ "${served:-0}" -gt 0 ] || { echo "FAIL: no queue wait recorded"; fail=1; }
 	fi
 	# every session's objects went back to their pools. What stays: two
 	# listener tasks per thread, the stop watcher, and the CLI session
 	# asking (a task and a buffer)
+	# the client is done when it has read its last bytes; sluice may still
+	# be tearing sessions down: wait (bounded) until none is left
+	i=0
+	while [ "$(echo "show info" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock" |
+	           sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
+		i=$((i + 1)); sleep 0.1
+	done
 	pools=$(echo "show pools" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock")
 	echo "$pools" | grep -E 'Pool (stream|task|buffer)'
 	used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }

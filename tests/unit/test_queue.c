@@ -127,8 +127,7 @@ static int start_workers(int tid)
 		w->task = task_new(worker_run, w, tid, TC_NORMAL, "worker");
 		if (!w->task)
 			return -1;
-		w->pend.task = w->task;
-		list_init(&w->pend.link);
+		pendconn_init(&w->pend, w->task);
 		w->rnd = (unsigned int)(tid * 1000 + i);
 		task_wakeup(w->task, TASK_WOKEN_OTHER);
 	}
@@ -160,7 +159,7 @@ int main(void)
 	pthread_t wt;
 
 	global.nbthread = NTHREADS;
-	pthread_mutex_init(&be.lb_lock, NULL);
+	lock_init(&be.lb_lock, LK_LB, "be");
 	queue_init(&be.queue);
 	be.name = "be";
 	be.nsrv = 2;
@@ -189,7 +188,7 @@ int main(void)
 	CHECK(atomic_load(&srv[0].served) == 0);
 	CHECK(atomic_load(&srv[1].served) == 0);
 	CHECK(atomic_load(&be.queue.len) == 0);
-	CHECK(list_empty(&be.queue.head));
+	CHECK(queue_check(&be.queue) == 0);
 	CHECK(atomic_load(&handed_over) > 1000);   /* the queue path was exercised */
 	CHECK(atomic_load(&aborted) > 0);
 	printf("queue stress: %llu direct, %llu handed over, %llu aborted, max served %d\n",

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/core/clock.h>
 #include <sluice/core/list.h>
+#include <sluice/core/lock.h>
 #include <sluice/core/global.h>
 
 /* Task state bits (task->state, atomic). */
@@ -77,13 +79,15 @@ struct thread_ctx {
 	int epfd;                 /* this thread's epoll */
 	int evfd;                 /* eventfd: inbox signal */
 	uint64_t now_ms;          /* monotonic, refreshed each loop */
+	uint64_t now_ns;          /* monotonic ns, read at the first sched_now_ns()
+	                           * of the loop iteration, 0 before; owner only */
 	struct list runq[TC_COUNT];
 	int runq_len[TC_COUNT];
 	struct timer_heap timers;
 	struct task *current;     /* task being run, for dumps */
 
 	/* inbox: remote wake-ups land here. Protected by inbox_lock. */
-	pthread_mutex_t inbox_lock;
+	struct sl_lock inbox_lock;
 	struct list inbox[TC_COUNT];
 	_Atomic int inbox_len[TC_COUNT]; /* written under inbox_lock, peeked without */
 	int sleeping;             /* announced "going to sleep" (inbox_lock) */
@@ -117,6 +121,16 @@ void task_wakeup(struct task *t, unsigned int reason);
  * never a shared run queue; elided to a local insertion on the owner. */
 void task_instant_wakeup(struct task *t, unsigned int reason);
 
+/* The same, for a caller holding locks: an owner that must be signalled
+ * (it announced sleep) gets its bit (1 << tid) set in *<to_signal> instead
+ * of an eventfd write now. The caller passes the mask to
+ * sched_signal_threads() once it has released its locks, so that no system
+ * call is made under them. The task is already in the owner's inbox, and
+ * the owner's sleep announcement consumed: the signal cannot be lost, only
+ * sent a little later. */
+void task_instant_wakeup_defer(struct task *t, unsigned int reason, uint64_t *to_signal);
+void sched_signal_threads(uint64_t mask);
+
 /* Sets the expiry (0 = none) and (re)positions the task in the timer heap.
  * Owner only. */
 void task_set_expire(struct task *t, uint64_t expire);
@@ -124,6 +138,21 @@ void task_set_expire(struct task *t, uint64_t expire);
 /* Runs expired timers, then the run lists in bounded batches. Returns
  * non-zero if work remains for the next iteration. */
 int  sched_run(struct thread_ctx *tc);
+
+/* The loop date in ns: the clock is read at the first call of each loop
+ * iteration (sched_run() forgets the date), and that date serves every
+ * later call of the iteration. Queue waits and session times are measured
+ * with it: at most one clock read per loop, none in a loop that measures
+ * nothing, precise to the length of one iteration. Outside a thread's
+ * loop, the clock. */
+static inline uint64_t sched_now_ns(void)
+{
+	if (!th_ctx)
+		return clock_mono_ns();
+	if (!th_ctx->now_ns)
+		th_ctx->now_ns = clock_mono_ns();
+	return th_ctx->now_ns;
+}
 
 /* Earliest timer expiry of the thread (0 = none). */
 uint64_t sched_next_expiry(struct thread_ctx *tc);

@@ -4,11 +4,11 @@
 #ifndef SLUICE_PROXY_PROXY_H
 #define SLUICE_PROXY_PROXY_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/list.h>
+#include <sluice/core/lock.h>
 #include <sluice/core/log.h>
 #include <sluice/net/addr.h>
 #include <sluice/proxy/counters.h>
@@ -107,10 +107,11 @@ struct proxy {
 	/* backend */
 	struct server **srv;
 	int nsrv;
-	pthread_mutex_t lb_lock;    /* protects servers' lb_* fields */
+	struct sl_lock lb_lock;     /* protects servers' lb_* fields (kind lb) */
 	struct queue queue;         /* backend queue: any server may serve */
 	_Atomic int beconn;
 	struct counters be_cnt;
+	struct time_avgs be_times;  /* qtime/ctime/ttime of its sessions (atomics) */
 	uint32_t lb_rr_static_next; /* static-rr position (lb_lock) */
 	struct server *lb_last;     /* leastconn tie rotation (lb_lock) */
 

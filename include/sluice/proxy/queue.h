@@ -2,42 +2,87 @@
 #ifndef SLUICE_PROXY_QUEUE_H
 #define SLUICE_PROXY_QUEUE_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/core/hist.h>
 #include <sluice/core/list.h>
+#include <sluice/core/lock.h>
 
 struct server;
 struct proxy;
 struct task;
 
+/* Priority range of `set-priority-class` and `set-priority-offset` (ms). */
+#define QUEUE_PRIO_CLASS_MAX   2047
+#define QUEUE_PRIO_OFFSET_MAX  524287
+
+/* Node of a queue's priority tree (red-black, intrusive). */
+struct pq_node {
+	struct pq_node *parent, *left, *right;
+	int red;
+};
+
 struct queue {
-	pthread_mutex_t lock;
-	struct list head;        /* struct pendconn, oldest first (lock) */
+	struct sl_lock lock;
+	struct list fifo;        /* waiters of default priority, by key (lock) */
+	struct pq_node *root;    /* other waiters, by (class, key_ms, seq) (lock) */
+	struct pq_node *first;   /* the tree's best, NULL if empty (lock) */
+	struct pq_node *last;    /* the tree's last (lock) */
+	struct list tree_arrivals; /* the tree's waiters, by entry (lock) */
+	int64_t clock_ms;        /* latest arrival date given (lock) */
+	uint64_t seq;            /* next entry number (lock) */
 	_Atomic int len;         /* written under lock, read racily */
 	_Atomic uint64_t cum;    /* streams that ever queued here */
+	struct hist wait_hist;   /* us from queueing to a slot, of the streams
+	                          * that left this queue with one (atomic adds) */
+};
+
+/* Times of the sessions a server or backend served, for `show stat`: the
+ * averages over the last 1024 sessions and the maxima of HAProxy's qtime,
+ * ctime and ttime, kept in microseconds (shown in ms). Recorded by the
+ * stream's owner at the end of every session that reached a server. */
+struct time_avgs {
+	struct swrate qtime;     /* queue wait, 0 for sessions that did not queue */
+	struct swrate ctime;     /* from the slot to the established connection */
+	struct swrate ttime;     /* from accept to the end of the session */
 };
 
 /* A stream's place in a queue. Lives inside the stream. */
 struct pendconn {
-	struct list link;        /* in queue->head while waiting (queue lock) */
+	struct list link;        /* in q->fifo or q->tree_arrivals (queue lock) */
+	struct pq_node node;     /* in q's tree if in_tree (queue lock) */
+	int in_tree;             /* (queue lock) */
 	_Atomic(struct queue *) q; /* queue it waits in; NULL once dequeued (lock) */
 	struct server *srv;      /* server whose slot was handed over (lock) */
+	struct queue *left_from; /* queue it left with that slot (lock) */
 	struct task *task;       /* stream task to wake */
-	uint64_t enq_ms;
+	/* set by the stream's owner before queue_add(), read-only while queued
+	 * (the stream keeps its own copy, which rules may change any time) */
+	int prio_class;          /* -2047..2047, lower is served first */
+	int prio_offset_ms;      /* -524287..524287, added to the arrival date */
+	/* written by queue_add() and the hand-over, under the queue lock */
+	int64_t key_ms;          /* arrival (loop date, ms) + offset */
+	uint64_t seq;            /* arrival order among equal keys */
+	uint64_t enq_ns;         /* first entered a queue (monotonic ns) */
+	uint64_t slot_ns;        /* was handed a slot */
 };
 
 void queue_init(struct queue *q);
+/* Sets the kind and name shown by `show locks`/`show queue` (config time). */
+void queue_set_lock_name(struct queue *q, enum lock_kind kind, const char *name);
+
+void pendconn_init(struct pendconn *p, struct task *t);
 
 /* Takes a slot on <srv> if it has one free. Returns 1 on success. */
 int  srv_take_slot(struct server *srv);
 
-/* Releases the slot held on <srv>: hands it to the oldest waiter of the
+/* Releases the slot held on <srv>: hands it to the best waiter of the
  * server's or backend's queue (waking it instantly), or frees it. */
 void srv_release_slot(struct server *srv);
 
-/* Queues <p> on <srv> (srv != NULL) or on the backend <be>. May hand a slot
- * over at once when one freed meanwhile: check p->srv afterwards.
+/* Queues <p> on <srv> (srv != NULL) or on the backend <be>, ordered by its
+ * priority class, then its arrival date plus its priority offset. May hand
+ * a slot over at once when one freed meanwhile: check p->q afterwards.
  * Returns 0, or -1 if the queue is full (maxqueue). */
 int  queue_add(struct pendconn *p, struct proxy *be, struct server *srv);
 
@@ -47,9 +92,45 @@ struct server *queue_remove(struct pendconn *p);
 
 /* Hands free slots of <srv> to waiters (after a release, a maxconn raise or
  * a state change). Bounded per call. */
-void queue_process(struct server *srv);
+int  queue_process(struct server *srv);
+
+/* After a state, weight or limit change of <srv>: hands it every slot that
+ * waiters can use now, in bounded rounds (bounded by the server's limit,
+ * never by the number of waiters). */
+void queue_kick(struct server *srv);
+
+/* <srv> went into maintenance: with `option redispatch`, the waiters of its
+ * own queue move to the backend queue (any server may serve them), in
+ * bounded batches; without it they stay. Then every server of the backend
+ * is kicked. */
+void queue_redistribute(struct server *srv);
 
 /* Effective maxconn of a server (0 = unlimited). */
 int  srv_dynamic_maxconn(const struct server *srv);
+
+/* For `show queue`: the wait of the oldest waiter in ns (0 if empty), read
+ * under the queue lock in O(1). */
+uint64_t queue_oldest_wait_ns(struct queue *q, uint64_t now_ns);
+
+/* A backend's histograms (us): the sums of its servers' (every session
+ * that got a slot got it from one of them). Racy sums, display only. */
+void be_time_hists(const struct proxy *be, struct hist_snap *q, struct hist_snap *c,
+                   struct hist_snap *t);
+
+/* Checks the queue's tree and lists (tests): returns the number of waiters,
+ * or -1 if an invariant is broken. Takes the lock. */
+int  queue_check(struct queue *q);
+
+static inline int queue_clamp_class(long v)
+{
+	return v < -QUEUE_PRIO_CLASS_MAX ? -QUEUE_PRIO_CLASS_MAX :
+	       v > QUEUE_PRIO_CLASS_MAX ? QUEUE_PRIO_CLASS_MAX : (int)v;
+}
+
+static inline int queue_clamp_offset(long v)
+{
+	return v < -QUEUE_PRIO_OFFSET_MAX ? -QUEUE_PRIO_OFFSET_MAX :
+	       v > QUEUE_PRIO_OFFSET_MAX ? QUEUE_PRIO_OFFSET_MAX : (int)v;
+}
 
 #endif

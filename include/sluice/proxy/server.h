@@ -34,8 +34,14 @@ struct server {
 	int disabled_at_start;
 	_Atomic int served;      /* slots in use: streams connected or connecting */
 	_Atomic int used_conns;  /* live server connections */
-	struct queue queue;
+	struct queue queue;      /* its own waiters (assigned to it) */
 	struct counters cnt;
+	struct time_avgs times;  /* qtime/ctime/ttime of its sessions (atomics) */
+	/* log2 histograms (us, atomic adds) of the sessions it served: */
+	struct hist qtime_hist;  /* wait in a queue (its own or the backend's);
+	                          * sessions that did not queue add nothing */
+	struct hist ctime_hist;  /* from the slot to the established connection */
+	struct hist ttime_hist;  /* from accept to the end of the session */
 	/* load balancing state, protected by be->lb_lock */
 	int lb_cur;              /* smooth weighted round-robin accumulator */
 	int rr_static_pos;

@@ -37,6 +37,8 @@ struct stream {
 	int has_slot;              /* holds one of srv's slots */
 	struct server *prev_srv;   /* avoided on redispatch */
 	struct pendconn pend;
+	int prio_class;            /* queue priority, copied into pend when queueing */
+	int prio_offset_ms;
 	struct conn cli;
 	struct conn sc;            /* server side */
 	struct buffer req;         /* client -> server */
@@ -50,6 +52,10 @@ struct stream {
 	uint64_t accept_ms;        /* monotonic */
 	uint64_t queue_ms;         /* entered the queue */
 	uint64_t connect_ms;       /* connect started */
+	uint64_t accept_ns;        /* monotonic ns: accepted */
+	uint64_t slot_ns;          /* got its server slot (last one) */
+	uint64_t qtime_us;         /* waited in queues, 0 if never queued */
+	uint64_t ctime_us;         /* slot to established connection */
 	int Tw, Tc;
 	uint64_t bytes_in, bytes_out;
 	uint64_t cli_exp, srv_exp, conn_exp, queue_exp;
@@ -57,6 +63,20 @@ struct stream {
 };
 
 int  stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
+
+/* Queue priority (`set-priority-class`, `set-priority-offset`): values are
+ * truncated to HAProxy's ranges, -2047..2047 and -524287..524287 ms, and
+ * apply when the stream next enters a queue (a waiting stream keeps its
+ * rank). Default 0 and 0. Owner thread only. */
+static inline void stream_set_priority_class(struct stream *s, long v)
+{
+	s->prio_class = queue_clamp_class(v);
+}
+
+static inline void stream_set_priority_offset(struct stream *s, long ms)
+{
+	s->prio_offset_ms = queue_clamp_offset(ms);
+}
 
 /* `show sess`: one line per stream of every thread, at most <max>. */
 void stream_dump_all(struct cli_out *out, int max);
