@@ -7,7 +7,8 @@
  * wakes its task. The per-thread list of streams (for `show sess`), its
  * links (s->list) and its count are protected by that thread's stream-list
  * lock (struct sl_lock, kind "stream_list"), taken by the owner only at
- * creation and release, and by the CLI while it prints.
+ * creation and release, and by `show sess` for one bounded batch at a time
+ * (a cursor node it leaves in the list marks where the next batch starts).
  *
  * Times: a stream that waited in a queue records its wait (from queue_add()
  * to the hand-over of its slot) in the histogram of the queue it left; one
@@ -778,40 +779,100 @@ static const char *const state_names[] = {
 	"PROXY_HDR", "ASSIGN", "QUEUED", "TURNAROUND", "CONNECT", "CONNECTING", "EST", "CLOSED"
 };
 
+/* What `show sess` prints of a stream, copied under the list lock. Names
+ * point to configuration strings, which live as long as the process. */
+struct sess_line {
+	uintptr_t addr;
+	struct sockaddr_storage src;
+	const char *fe, *be, *srv;
+	char term[3];
+	uint64_t accept_ms;
+	int state;
+	size_t rq, rp;
+};
+
+#define SESS_DUMP_BATCH 64
+
+/* Copies up to <max> streams following <cursor> into <out>, then moves the
+ * cursor after them. Returns the number copied; *end tells whether the end
+ * of the list was reached. Called with the list lock held: O(max). */
+static int sess_copy_batch(struct list *head, struct list *cursor, struct sess_line *out,
+                           int max, int *end)
+{
+	struct list *pos = cursor->next;
+	int n = 0;
+
+	while (pos != head && n < max) {
+		struct stream *st = list_elem(pos, struct stream, list);
+		struct sess_line *l = &out[n++];
+
+		l->addr = (uintptr_t)st;
+		l->src = st->cli.src;
+		l->fe = st->fe->name;
+		l->be = st->be ? st->be->name : "<NONE>";
+		l->srv = st->srv ? st->srv->name : "<none>";
+		memcpy(l->term, st->term, sizeof(l->term));
+		l->accept_ms = st->accept_ms;
+		l->state = st->st;
+		l->rq = st->req.data;
+		l->rp = st->res.data;
+		pos = pos->next;
+	}
+	list_del_init(cursor);
+	list_append(pos, cursor);   /* just before <pos>: where to resume */
+	*end = pos == head;
+	return n;
+}
+
+/* `show sess`. The per-thread list lock is never held for more than one
+ * batch of SESS_DUMP_BATCH streams, however many sessions there are: a
+ * cursor node left in the list marks where the next batch starts (the owner
+ * thread appends and unlinks its streams around it). One dump at a time, so
+ * that the only foreign node a dump can meet is its own cursor. */
 void stream_dump_all(struct cli_out *out, int max)
 {
+	static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct sess_line batch[SESS_DUMP_BATCH];
+	uint64_t now = th_ctx ? th_ctx->now_ms : clock_mono_ms();
 	int shown = 0;
 
-	for (int tid = 0; tid < global.nbthread; tid++) {
-		struct list *pos, *tmp;
+	pthread_mutex_lock(&dump_lock);
+	for (int tid = 0; tid < global.nbthread && shown < max; tid++) {
+		struct list cursor;
+		int end = 0;
 
 		lock_take(&thr_streams[tid].lock);
-		list_for_each_safe(pos, tmp, &thr_streams[tid].head) {
-			struct stream *s = list_elem(pos, struct stream, list);
-			char src[64];
-
-			if (shown++ >= max)
-				break;
-			/* fields written by the owner are read racily: display only */
-			addr_host_str(&s->cli.src, src, sizeof(src));
-			cli_printf(out, "%#lx: proto=%s src=%s:%d fe=%s be=%s srv=%s ts=%s "
-			           "age=%llus thread=%d state=%s rq=%zu rp=%zu\n",
-			           (unsigned long)(uintptr_t)s,
-			           s->cli.src.ss_family == AF_INET6 ? "tcpv6" :
-			           s->cli.src.ss_family == AF_UNIX ? "unix_stream" : "tcpv4",
-			           src, addr_port(&s->cli.src), s->fe->name,
-			           s->be ? s->be->name : "<NONE>",
-			           s->srv ? s->srv->name : "<none>", s->term,
-			           (unsigned long long)((th_ctx ? th_ctx->now_ms : clock_mono_ms()) -
-			                                s->accept_ms) / 1000,
-			           tid + 1, state_names[s->st], s->req.data, s->res.data);
-		}
+		list_insert(&thr_streams[tid].head, &cursor);
 		lock_release(&thr_streams[tid].lock);
-		if (shown > max) {
-			cli_printf(out, "(output limited to %d streams)\n", max);
-			return;
+		while (!end && shown < max) {
+			int want = max - shown < SESS_DUMP_BATCH ? max - shown : SESS_DUMP_BATCH, n;
+
+			lock_take(&thr_streams[tid].lock);
+			n = sess_copy_batch(&thr_streams[tid].head, &cursor, batch, want, &end);
+			lock_release(&thr_streams[tid].lock);
+			for (int i = 0; i < n; i++) {
+				const struct sess_line *l = &batch[i];
+				char src[64];
+
+				addr_host_str(&l->src, src, sizeof(src));
+				cli_printf(out, "%#lx: proto=%s src=%s:%d fe=%s be=%s srv=%s ts=%s "
+				           "age=%llus thread=%d state=%s rq=%zu rp=%zu\n",
+				           (unsigned long)l->addr,
+				           l->src.ss_family == AF_INET6 ? "tcpv6" :
+				           l->src.ss_family == AF_UNIX ? "unix_stream" : "tcpv4",
+				           src, addr_port(&l->src), l->fe, l->be, l->srv, l->term,
+				           (unsigned long long)(now - l->accept_ms) / 1000, tid + 1,
+				           state_names[l->state], l->rq, l->rp);
+			}
+			shown += n;
 		}
+		lock_take(&thr_streams[tid].lock);
+		list_del_init(&cursor);
+		lock_release(&thr_streams[tid].lock);
 	}
+	pthread_mutex_unlock(&dump_lock);
+	if (shown >= max)
+		cli_printf(out, "(output limited to %d streams)\n", max);
 }
 
 int stream_count(void)
