@@ -222,11 +222,6 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 		goto fail;
 	}
 	atomic_store(&s->admin, s->disabled_at_start ? SRV_ADMIN_MAINT : SRV_ADMIN_READY);
-	n = realloc(be->srv, (be->nsrv + 1) * sizeof(*n));
-	if (!n) {
-		snprintf(err, errlen, "out of memory.");
-		goto fail;
-	}
 	for (int i = 0; s->puid && i < be->nsrv; i++) {
 		if (be->srv[i]->puid == s->puid) {
 			snprintf(err, errlen, "'id': custom id %d already used at %s:%d "
@@ -234,6 +229,12 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 			         be->srv[i]->conf_line, be->srv[i]->name);
 			goto fail;
 		}
+	}
+	/* the array grows only once the line is known to be valid */
+	n = realloc(be->srv, (be->nsrv + 1) * sizeof(*n));
+	if (!n) {
+		snprintf(err, errlen, "out of memory.");
+		goto fail;
 	}
 	be->srv = n;
 	be->srv[be->nsrv++] = s;
