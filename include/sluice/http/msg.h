@@ -59,6 +59,8 @@ enum http_meth {
  *  none of them        response body delimited by the connection close
  *                      (XFER_LEN clear). Requests always have XFER_LEN. */
 
+/* A field whose name is empty was deleted by an edit and keeps its slot
+ * (msgedit.h, http_hdr_is_deleted()): every reader of hdrs[] skips it. */
 struct http_hdr {
 	struct ist name;    /* as received (case kept); compare case-insensitively */
 	struct ist value;   /* leading/trailing OWS removed */
