@@ -75,17 +75,6 @@ static int has_arg(const struct smp_args *args, int i)
 	return args->n > i && args->a[i].type != ARGT_STOP;
 }
 
-static int put(struct sample *smp, const void *p, size_t len)
-{
-	struct smp_str *s = &smp->data.str;
-
-	if (s->len + len > s->size)
-		return 0;
-	memcpy(s->ptr + s->len, p, len);
-	s->len += len;
-	return 1;
-}
-
 /* A writable copy of the input in a fresh scratch buffer, keeping <in>. */
 static void take_input(struct sample *smp, struct smp_str *in, enum smp_type out)
 {
@@ -286,7 +275,7 @@ static int smp_conv_regsub(const struct smp_args *args, struct sample *smp, stru
 	       (n = regex_match_groups(r->re, in.ptr, in.len, pos, ovec, REGEX_MAX_GROUPS)) > 0) {
 		long w;
 
-		if (!put(smp, in.ptr + pos, (size_t)ovec[0] - pos))
+		if (!smp_str_append(smp, in.ptr + pos, (size_t)ovec[0] - pos))
 			return 0;
 		w = regex_expand(subst->data.str.ptr, subst->data.str.len, in.ptr, ovec, n,
 		                 smp->data.str.ptr + smp->data.str.len,
@@ -296,14 +285,14 @@ static int smp_conv_regsub(const struct smp_args *args, struct sample *smp, stru
 		smp->data.str.len += (size_t)w;
 		pos = (size_t)ovec[1];
 		if (ovec[1] == ovec[0]) {      /* empty match: step over one byte */
-			if (pos < in.len && !put(smp, in.ptr + pos, 1))
+			if (pos < in.len && !smp_str_append(smp, in.ptr + pos, 1))
 				return 0;
 			pos++;
 		}
 		if (!r->global)
 			break;
 	}
-	if (pos < in.len && !put(smp, in.ptr + pos, in.len - pos))
+	if (pos < in.len && !smp_str_append(smp, in.ptr + pos, in.len - pos))
 		return 0;
 	return 1;
 }
@@ -365,23 +354,23 @@ static int json_escape_cp(struct sample *smp, uint32_t c)
 	char buf[8];
 
 	switch (c) {
-	case '"':  return put(smp, "\\\"", 2);
-	case '\\': return put(smp, "\\\\", 2);
-	case '/':  return put(smp, "\\/", 2);
-	case '\b': return put(smp, "\\b", 2);
-	case '\f': return put(smp, "\\f", 2);
-	case '\n': return put(smp, "\\n", 2);
-	case '\r': return put(smp, "\\r", 2);
-	case '\t': return put(smp, "\\t", 2);
+	case '"':  return smp_str_append(smp, "\\\"", 2);
+	case '\\': return smp_str_append(smp, "\\\\", 2);
+	case '/':  return smp_str_append(smp, "\\/", 2);
+	case '\b': return smp_str_append(smp, "\\b", 2);
+	case '\f': return smp_str_append(smp, "\\f", 2);
+	case '\n': return smp_str_append(smp, "\\n", 2);
+	case '\r': return smp_str_append(smp, "\\r", 2);
+	case '\t': return smp_str_append(smp, "\\t", 2);
 	}
 	if (c >= 0x20 && c < 0x7f) {
 		buf[0] = (char)c;
-		return put(smp, buf, 1);
+		return smp_str_append(smp, buf, 1);
 	}
 	if (c > 0xffff)
 		return 0;       /* JSON escapes have 4 hex digits only */
 	snprintf(buf, sizeof(buf), "\\u%04x", c);
-	return put(smp, buf, 6);
+	return smp_str_append(smp, buf, 6);
 }
 
 static int smp_conv_json(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
@@ -495,9 +484,9 @@ static int smp_conv_be2dec(const struct smp_args *args, struct sample *smp, stru
 			break;
 		for (size_t k = 0; k < n; k++)
 			v = (v << 8) | (unsigned char)in.ptr[i + k];
-		if (i && !put(smp, sep->data.str.ptr, sep->data.str.len))
+		if (i && !smp_str_append(smp, sep->data.str.ptr, sep->data.str.len))
 			return 0;
-		if (!put(smp, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v)))
+		if (!smp_str_append(smp, num, (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)v)))
 			return 0;
 	}
 	return 1;
@@ -519,13 +508,13 @@ static int smp_conv_be2hex(const struct smp_args *args, struct sample *smp, stru
 
 		if (n < chunk && trunc)
 			break;
-		if (i && sep.len && !put(smp, sep.ptr, sep.len))
+		if (i && sep.len && !smp_str_append(smp, sep.ptr, sep.len))
 			return 0;
 		for (size_t k = 0; k < n; k++) {
 			unsigned char c = (unsigned char)in.ptr[i + k];
 			char h[2] = { hexdig[c >> 4], hexdig[c & 15] };
 
-			if (!put(smp, h, 2))
+			if (!smp_str_append(smp, h, 2))
 				return 0;
 		}
 	}
@@ -570,7 +559,7 @@ static int smp_conv_url_dec(const struct smp_args *args, struct sample *smp, str
 		} else if (c == '+' && in_query) {
 			c = ' ';
 		}
-		if (!put(smp, &c, 1))
+		if (!smp_str_append(smp, &c, 1))
 			return 0;
 	}
 	return 1;
@@ -596,12 +585,12 @@ static int smp_conv_url_enc(const struct smp_args *args, struct sample *smp, str
 		unsigned char c = (unsigned char)in.ptr[i];
 
 		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-			if (!put(smp, &c, 1))
+			if (!smp_str_append(smp, &c, 1))
 				return 0;
 		} else {
 			char e[3] = { '%', hexdig[c >> 4], hexdig[c & 15] };
 
-			if (!put(smp, e, 3))
+			if (!smp_str_append(smp, e, 3))
 				return 0;
 		}
 	}
@@ -661,12 +650,12 @@ static int smp_conv_concat(const struct smp_args *args, struct sample *smp, stru
 
 	if (!smp_make_rw(smp, 0))
 		return 0;
-	if (args->n > 0 && !put(smp, args->a[0].data.str.ptr, args->a[0].data.str.len))
+	if (args->n > 0 && !smp_str_append(smp, args->a[0].data.str.ptr, args->a[0].data.str.len))
 		return 0;
 	if (args->n > 1 && var_as_str(&args->a[1], ctx, &v) &&
-	    !put(smp, v.data.str.ptr, v.data.str.len))
+	    !smp_str_append(smp, v.data.str.ptr, v.data.str.len))
 		return 0;
-	if (args->n > 2 && !put(smp, args->a[2].data.str.ptr, args->a[2].data.str.len))
+	if (args->n > 2 && !smp_str_append(smp, args->a[2].data.str.ptr, args->a[2].data.str.len))
 		return 0;
 	return 1;
 }
@@ -680,11 +669,11 @@ static int smp_conv_add_item(const struct smp_args *args, struct sample *smp, st
 	if (!smp_make_rw(smp, 0))
 		return 0;
 	if (smp->data.str.len && (has_var || has_suffix) &&
-	    !put(smp, args->a[0].data.str.ptr, args->a[0].data.str.len))
+	    !smp_str_append(smp, args->a[0].data.str.ptr, args->a[0].data.str.len))
 		return 0;
-	if (has_var && !put(smp, v.data.str.ptr, v.data.str.len))
+	if (has_var && !smp_str_append(smp, v.data.str.ptr, v.data.str.len))
 		return 0;
-	if (has_suffix && !put(smp, args->a[2].data.str.ptr, args->a[2].data.str.len))
+	if (has_suffix && !smp_str_append(smp, args->a[2].data.str.ptr, args->a[2].data.str.len))
 		return 0;
 	return 1;
 }

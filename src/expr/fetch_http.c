@@ -380,17 +380,6 @@ static int smp_fetch_res_hdr_ip(const struct smp_args *args, struct sample *smp,
 	return fetch_hdr_ip(args, smp, ctx, SMP_DIR_RES);
 }
 
-static int append(struct sample *smp, const char *p, size_t len)
-{
-	struct smp_str *s = &smp->data.str;
-
-	if (s->len + len > s->size)
-		return 0;
-	memcpy(s->ptr + s->len, p, len);
-	s->len += len;
-	return 1;
-}
-
 /* All the fields as "name: value\r\n" lines, then the empty line. */
 static int fetch_hdrs(struct sample *smp, struct smp_ctx *ctx, enum smp_dir dir)
 {
@@ -401,12 +390,12 @@ static int fetch_hdrs(struct sample *smp, struct smp_ctx *ctx, enum smp_dir dir)
 	smp_set_trash(smp, SMP_T_STR);
 	for (int i = 0; i < m->nhdrs; i++)
 		if (m->hdrs[i].name.len &&
-		    (!append(smp, m->hdrs[i].name.ptr, m->hdrs[i].name.len) ||
-		    !append(smp, ": ", 2) ||
-		     !append(smp, m->hdrs[i].value.ptr, m->hdrs[i].value.len) ||
-		     !append(smp, "\r\n", 2)))
+		    (!smp_str_append(smp, m->hdrs[i].name.ptr, m->hdrs[i].name.len) ||
+		    !smp_str_append(smp, ": ", 2) ||
+		     !smp_str_append(smp, m->hdrs[i].value.ptr, m->hdrs[i].value.len) ||
+		     !smp_str_append(smp, "\r\n", 2)))
 			return 0;
-	return append(smp, "\r\n", 2);
+	return smp_str_append(smp, "\r\n", 2);
 }
 
 static int smp_fetch_req_hdrs(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
@@ -431,8 +420,8 @@ static int fetch_hdr_names(const struct smp_args *args, struct sample *smp,
 	for (int i = 0, n = 0; i < m->nhdrs; i++) {
 		if (!m->hdrs[i].name.len)
 			continue;           /* deleted (msg.h) */
-		if ((n++ && !append(smp, &delim, 1)) ||
-		    !append(smp, m->hdrs[i].name.ptr, m->hdrs[i].name.len))
+		if ((n++ && !smp_str_append(smp, &delim, 1)) ||
+		    !smp_str_append(smp, m->hdrs[i].name.ptr, m->hdrs[i].name.len))
 			return 0;
 	}
 	return 1;
@@ -552,7 +541,7 @@ static int fetch_base(struct sample *smp, struct smp_ctx *ctx, int with_query)
 		return 1;
 	}
 	smp_set_trash(smp, SMP_T_STR);
-	return append(smp, host.ptr, host.len) && append(smp, path.ptr, path.len);
+	return smp_str_append(smp, host.ptr, host.len) && smp_str_append(smp, path.ptr, path.len);
 }
 
 static int smp_fetch_base(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)

@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sluice/http/msg.h>
@@ -422,5 +423,18 @@ int smp_str_to_sint(const char *p, size_t len, int64_t *out);   /* strict */
 long smp_base64_decode(const char *in, size_t len, int url, unsigned char *out, size_t cap);
 int smp_meth_from_str(const char *p, size_t len);               /* enum http_meth */
 const char *smp_meth_name(enum http_meth m);
+
+/* Appends <len> bytes to the string of <smp> if they fit in its buffer.
+ * Returns 1, or 0 (nothing written) when there is no room. */
+static inline int smp_str_append(struct sample *smp, const void *p, size_t len)
+{
+	struct smp_str *s = &smp->data.str;
+
+	if (s->len + len > s->size)
+		return 0;
+	memcpy(s->ptr + s->len, p, len);
+	s->len += len;
+	return 1;
+}
 
 #endif
