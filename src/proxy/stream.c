@@ -254,13 +254,21 @@ static void stream_release_server(struct stream *s)
 	}
 }
 
+/* Leaves the queue; returns the server whose slot was handed over meanwhile
+ * (now the stream's to use or release), or NULL. */
+static struct server *stream_leave_queue(struct stream *s)
+{
+	s->queued = 0;
+	return queue_remove(&s->pend);
+}
+
 static void stream_free(struct stream *s)
 {
 	int tid = th_ctx->tid;
 	struct server *handed;
 
-	if (s->st == SST_QUEUED) {
-		handed = queue_remove(&s->pend);
+	if (s->queued) {
+		handed = stream_leave_queue(s);
 		if (handed)
 			srv_release_slot(handed);
 	}
@@ -433,10 +441,10 @@ static void do_assign(struct stream *s)
 		s->pend.prio_class = s->prio_class;
 		s->pend.prio_offset_ms = s->prio_offset_ms;
 		if (queue_add(&s->pend, s->be, r == LB_QUEUE_SRV ? srv : NULL) < 0) {
-			s->st = SST_ASSIGN;
 			stream_abort(s, 's', 'Q');
 			return;
 		}
+		s->queued = 1;
 		/* assigned, not served yet: its log names the server, as
 		 * HAProxy's does (s->has_slot stays 0) */
 		if (r == LB_QUEUE_SRV)
@@ -452,12 +460,11 @@ static void do_queued(struct stream *s)
 	struct server *srv = NULL;
 
 	if (atomic_load_explicit(&s->pend.q, memory_order_acquire) == NULL) {
-		srv = queue_remove(&s->pend);   /* already out: collects the server */
+		srv = stream_leave_queue(s);   /* already out: collects the server */
 	} else if (read_client_early(s) < 0 || (s->cli.flags & CONN_F_HUP)) {
-		srv = queue_remove(&s->pend);
+		srv = stream_leave_queue(s);
 		if (srv)
 			srv_release_slot(srv);
-		s->st = SST_ASSIGN;
 		stream_abort(s, 'C', 'Q');
 		return;
 	} else if (s->queue_exp && th_ctx->now_ms >= s->queue_exp) {
@@ -465,9 +472,8 @@ static void do_queued(struct stream *s)
 		 * went into maintenance): no longer assigned */
 		if (s->srv && atomic_load(&s->pend.q) != &s->srv->queue)
 			s->srv = NULL;
-		srv = queue_remove(&s->pend);
+		srv = stream_leave_queue(s);
 		if (!srv) {
-			s->st = SST_ASSIGN;
 			s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
 			CNT_INC(s->be->be_cnt.failed_conns);
 			stream_abort(s, 's', 'Q');

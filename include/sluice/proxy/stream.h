@@ -35,6 +35,8 @@ struct stream {
 	struct proxy *fe, *be;
 	struct server *srv;
 	int has_slot;              /* holds one of srv's slots */
+	int queued;                /* pend is in a queue (or was handed a slot
+	                            * not collected yet): leave it before freeing */
 	struct server *prev_srv;   /* avoided on redispatch */
 	struct pendconn pend;
 	int prio_class;            /* queue priority, copied into pend when queueing */
