@@ -26,10 +26,11 @@
 const char *lb_algo_name(int algo)
 {
 	static const char *const names[] = {
-		"roundrobin", "static-rr", "leastconn", "first", "source", "random"
+		"roundrobin", "static-rr", "leastconn", "first", "source", "random",
+		"uri", "url_param", "hdr"
 	};
 
-	return algo >= 0 && algo <= LB_RANDOM ? names[algo] : "?";
+	return algo >= 0 && algo <= LB_HDR ? names[algo] : "?";
 }
 
 static uint64_t lb_rand(void)
@@ -163,9 +164,8 @@ static struct server *pick_first(struct lb_cands *c)
 
 /* Map-based source hashing: the same client address always maps to the same
  * server while the set of candidates and their weights do not change. */
-static struct server *pick_source(struct lb_cands *c, const struct sockaddr_storage *src)
+static struct server *pick_hash(struct lb_cands *c, uint32_t h)
 {
-	uint32_t h = addr_hash_host(src);
 	int slot = (int)(h % (uint32_t)c->total);
 
 	for (int i = 0; i < c->n; i++) {
@@ -201,7 +201,7 @@ static struct server *pick_random(struct proxy *be, struct lb_cands *c)
 }
 
 enum lb_result lb_pick(struct proxy *be, const struct sockaddr_storage *src,
-                       struct server *avoid, struct server **out)
+                       const uint32_t *hkey, struct server *avoid, struct server **out)
 {
 	struct lb_cands cand;
 	struct server *s = NULL;
@@ -226,8 +226,20 @@ enum lb_result lb_pick(struct proxy *be, const struct sockaddr_storage *src,
 	case LB_RANDOM:
 		s = pick_random(be, &cand);
 		break;
+	case LB_URI:
+	case LB_URL_PARAM:
+	case LB_HDR:
+		if (!hkey) {
+			/* no key in the request: round robin, as HAProxy does */
+			s = pick_rr(&cand);
+			break;
+		}
+		s = pick_hash(&cand, *hkey);
+		lock_release(&be->lb_lock);
+		*out = s;
+		return srv_take_slot(s) ? LB_OK : LB_QUEUE_SRV;
 	case LB_SOURCE:
-		s = pick_source(&cand, src);
+		s = pick_hash(&cand, addr_hash_host(src));
 		lock_release(&be->lb_lock);
 		*out = s;
 		return srv_take_slot(s) ? LB_OK : LB_QUEUE_SRV;

@@ -82,6 +82,15 @@ static void proxy_set_defaults(struct proxy *px)
 	list_init(&px->logs);
 	list_init(&px->binds);
 	list_init(&px->use_backends);
+	list_init(&px->http_req_rules);
+	list_init(&px->http_res_rules);
+	list_init(&px->http_after_rules);
+	list_init(&px->tcp_req_conn_rules);
+	list_init(&px->tcp_req_sess_rules);
+	list_init(&px->tcp_req_cont_rules);
+	list_init(&px->tcp_res_cont_rules);
+	px->pool_max_conn = -1;
+	px->pool_purge_delay = 5000;
 	px->defsrv = server_new_default();
 	lock_init(&px->lb_lock, LK_LB, NULL);
 	queue_init(&px->queue);

@@ -422,7 +422,7 @@ static void do_assign(struct stream *s)
 		CNT_INC(s->be->be_cnt.cum_sess);
 		s->retries_left = s->be->retries;
 	}
-	r = lb_pick(s->be, &s->cli.src, s->prev_srv, &srv);
+	r = lb_pick(s->be, &s->cli.src, NULL, s->prev_srv, &srv);
 	switch (r) {
 	case LB_OK:
 		got_server(s, srv);

@@ -29,6 +29,8 @@
 #include <sys/socket.h>
 #include <sluice/core/list.h>
 
+struct smp_ctx;
+
 enum log_format {
 	LOG_FORMAT_DEFAULT = 0,   /* none given: local, or rfc3164 with a hostname */
 	LOG_FORMAT_LOCAL,         /* rfc3164 without the HOSTNAME field */
@@ -168,6 +170,22 @@ struct log_fields {
 	unsigned int log_count;           /* %lc: frontend log counter */
 	int pid;                          /* %pid; 0: global.pid */
 	int thread;                       /* (not printed by HAProxy 2.6) */
+	/* HTTP mode (is_http 0: the HTTP variables print as HAProxy prints
+	 * them for a TCP stream) */
+	int is_http;
+	int status;                       /* %ST, -1 if none */
+	const char *req_line;             /* %r %HM %HU %HP %HQ %HV: the request line as
+	                                   * received (<= 1024 bytes), NULL: "<BADREQ>" */
+	size_t req_line_len;
+	int Tq, TR, Ti, Tr, Ta;           /* %Tq %TR %Ti %Tr %Ta, -1 unset */
+	const char *const *req_caps;      /* %hr %hrl: captured request header values */
+	int nreq_caps;                    /* (an entry may be NULL: not present) */
+	const char *const *res_caps;      /* %hs %hsl */
+	int nres_caps;
+	char cookie_term[3];              /* %tsc chars 3-4, "--" by default */
+	const char *cookie_cli, *cookie_srv;  /* %CC %CS (NULL: "-") */
+	uint64_t req_counter64;           /* txn id, for %rt when >= 2^32 */
+	struct smp_ctx *smp;              /* %[expr] evaluated against it (NULL: "-") */
 };
 
 struct lf_node;                       /* compiled element, log.c private */

@@ -14,6 +14,9 @@
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
 
+struct acl_list;
+struct http_errors;
+
 struct server;
 struct listener;
 
@@ -29,6 +32,40 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_ALLBACKUPS   0x0008
 #define PX_O_LOG_GLOBAL   0x0010   /* `log global` */
 #define PX_O_HTTPLOG      0x0020
+#define PX_O_HTTP_BUFFER_REQ   0x0040  /* option http-buffer-request */
+#define PX_O_ACCEPT_INV_REQ    0x0080  /* option accept-invalid-http-request */
+#define PX_O_ACCEPT_INV_RES    0x0100  /* option accept-invalid-http-response */
+#define PX_O_DONTLOG_NORMAL    0x0200  /* option dontlog-normal */
+#define PX_O_LOG_SEP_ERRORS    0x0400  /* option log-separate-errors */
+#define PX_O_HTTP_IGN_PROBES   0x0800  /* option http-ignore-probes */
+#define PX_O_HTTPLOG_CLF       0x1000  /* option httplog clf */
+#define PX_O_FORWARDFOR        0x2000  /* option forwardfor (see fwdfor) */
+#define PX_O_ORIGINALTO        0x4000  /* option originalto (see origto) */
+#define PX_O_LOGASAP           0x8000  /* option logasap */
+
+/* HTTP connection mode, from option http-keep-alive (default),
+ * http-server-close, httpclose. The frontend's and the backend's combine:
+ * the stronger closing mode wins, as in HAProxy. */
+enum px_http_conn { PX_HTTP_KAL = 0, PX_HTTP_SCL, PX_HTTP_CLO };
+
+/* http-reuse */
+enum px_http_reuse { PX_REUSE_SAFE = 0, PX_REUSE_NEVER, PX_REUSE_AGGRESSIVE, PX_REUSE_ALWAYS };
+
+/* option forwardfor / originalto settings */
+struct px_fwd_hdr {
+	char *hdr;                 /* header name; NULL: the default one */
+	int has_except;
+	struct sockaddr_storage except_net;   /* except <net>: address */
+	int except_plen;           /* ... and prefix length */
+	int if_none;               /* forwardfor only: keep an existing header */
+};
+
+/* capture request|response header <name> len <n> */
+struct px_capture {
+	char *name;
+	int len;
+};
+#define PX_MAX_CAPTURES 16
 
 enum lb_algo {
 	LB_ROUNDROBIN = 0,
@@ -37,7 +74,12 @@ enum lb_algo {
 	LB_FIRST,
 	LB_SOURCE,
 	LB_RANDOM,
+	LB_URI,          /* balance uri [len N] [depth N] [whole] [path-only] */
+	LB_URL_PARAM,    /* balance url_param <param> */
+	LB_HDR,          /* balance hdr(<name>) [use_domain_only] */
 };
+
+enum lb_hash_type { LB_HASH_MAP = 0, LB_HASH_CONSISTENT };
 
 struct bind_conf {
 	struct list list;           /* in proxy->binds */
@@ -60,10 +102,15 @@ struct bind_conf {
 	int mode_perm;              /* `mode 600` for unix sockets, -1 if unset */
 };
 
+struct acl_cond;
+struct lf_expr;
+
 struct use_backend_rule {
 	struct list list;
 	char *name;
-	struct proxy *be;
+	struct proxy *be;           /* NULL when the name is dynamic */
+	struct lf_expr *dyn;        /* name with %[...]: rendered per request */
+	struct acl_cond *cond;      /* NULL: always */
 	char *file;
 	int line;
 };
@@ -116,7 +163,53 @@ struct proxy {
 	struct server *lb_last;     /* leastconn tie rotation (lb_lock) */
 
 	struct proxy *defaults;     /* the defaults it inherited */
+
+	/* HTTP and rules (configuration; read-only at run time) */
+	int timeout_http_request, timeout_http_keep_alive, timeout_tarpit;
+	enum px_http_conn http_conn;
+	enum px_http_reuse http_reuse;
+	int pool_max_conn;          /* server idle connections per thread, -1 unlimited */
+	int pool_purge_delay;       /* ms an idle server connection is kept */
+	int max_keep_alive_queue;   /* unused, parsed for compatibility */
+	struct acl_list *acls;      /* named ACLs (acl keyword); NULL until the first */
+	struct list http_req_rules;     /* struct act_rule, http-request */
+	struct list http_res_rules;     /* http-response */
+	struct list http_after_rules;   /* http-after-response */
+	struct list tcp_req_conn_rules; /* tcp-request connection */
+	struct list tcp_req_sess_rules; /* tcp-request session */
+	struct list tcp_req_cont_rules; /* tcp-request content */
+	struct list tcp_res_cont_rules; /* tcp-response content */
+	int tcp_inspect_delay;      /* tcp-request inspect-delay (ms) */
+	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */
+	struct http_errors *errors; /* errorfile & co (NULL: built-in pages only) */
+	char *monitor_uri;
+	struct px_fwd_hdr fwdfor, origto;
+	char *unique_id_fmt_str;
+	struct lf_expr *unique_id_fmt;
+	char *unique_id_hdr;
+	struct px_capture req_cap[PX_MAX_CAPTURES], res_cap[PX_MAX_CAPTURES];
+	int nreq_cap, nres_cap;
+	/* cookie persistence (cookie keyword) */
+	char *cookie_name;
+	unsigned int cookie_opts;   /* PX_CK_* */
+	char *cookie_domain;
+	int cookie_maxidle, cookie_maxlife;
+	/* hash balancing */
+	enum lb_hash_type hash_type;
+	char *lb_arg;               /* url_param name, hdr name */
+	int lb_uri_len, lb_uri_depth, lb_uri_whole, lb_uri_path_only, lb_hdr_domain;
 };
+
+/* cookie options */
+#define PX_CK_INSERT    0x01
+#define PX_CK_REWRITE   0x02
+#define PX_CK_PREFIX    0x04
+#define PX_CK_INDIRECT  0x08
+#define PX_CK_NOCACHE   0x10
+#define PX_CK_HTTPONLY  0x20
+#define PX_CK_SECURE    0x40
+#define PX_CK_POSTONLY  0x80
+#define PX_CK_PRESERVE  0x100
 
 extern struct list proxies;     /* every proxy, defaults excluded */
 

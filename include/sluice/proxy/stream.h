@@ -15,6 +15,8 @@ struct proxy;
 struct server;
 struct task;
 struct cli_out;
+struct http_txn;
+struct var_store;
 
 enum stream_state {
 	SST_PROXY_HDR = 0,   /* waiting for the PROXY header (accept-proxy) */
@@ -62,7 +64,29 @@ struct stream {
 	uint64_t bytes_in, bytes_out;
 	uint64_t cli_exp, srv_exp, conn_exp, queue_exp;
 	int srv_queue_len, be_queue_len;   /* queue lengths seen (%sq %bq) */
+	/* HTTP mode */
+	struct http_txn *txn;      /* current transaction; NULL in TCP mode */
+	struct var_store *vars_sess;   /* sess.* variables (allocated on first use) */
+	unsigned int http_flags;   /* SF_* below */
+	struct server *sc_srv;     /* server of the kept server connection (idle
+	                            * between transactions), or NULL */
+	uint64_t req_fwd, res_fwd; /* bytes at the head of req/res approved for
+	                            * sending (HTTP: the current message only) */
+	uint64_t txn_count;        /* transactions run on this connection */
 };
+
+#define SF_HTTP          0x0001   /* HTTP mode stream */
+#define SF_SC_REUSED     0x0002   /* server connection of this txn was reused */
+#define SF_SC_PRIVATE    0x0004   /* server connection may not be shared */
+
+struct lf_expr;
+struct log_fields;
+/* Renders log-format <e> for the stream (what set-header values, return
+ * lf-string and log lines use) into <out> (NUL-terminated). Returns the
+ * length, cut to fit. Owner thread only. */
+size_t stream_lf_render(struct stream *s, const struct lf_expr *e, char *out, size_t room);
+/* Fills the log fields (and s's sample context, for %[...]) of the stream. */
+void stream_log_fields(struct stream *s, struct log_fields *f);
 
 int  stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
 

@@ -1,0 +1,90 @@
+/* An HTTP transaction: one request and its response on a stream.
+ *
+ * In HTTP mode a stream serves one client connection and runs one
+ * transaction at a time (HTTP/1 answers pipelined requests in order); at
+ * the end of each transaction it logs, releases its server slot, and
+ * starts the next one with a fresh transaction id, as HAProxy starts a new
+ * stream per request.
+ *
+ * The request and response heads are parsed in place (spans into the
+ * stream's req/res buffers); edits live in the arenas. A head stays valid
+ * until it is forwarded: then the message is serialised into the outgoing
+ * bytes and its spans are dropped (msg.nhdrs = 0, TX_F_REQ_GONE): like
+ * HAProxy, response rules see no request headers (use captures or
+ * variables); the request line is kept in uri_copy for logs.
+ *
+ * Owner thread only.
+ */
+#ifndef SLUICE_HTTP_TXN_H
+#define SLUICE_HTTP_TXN_H
+
+#include <stdint.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/msg.h>
+#include <sluice/http/msgedit.h>
+
+#define TXN_URI_MAX    1024    /* %r keeps at most this many bytes (HAProxy: 1024) */
+#define TXN_ARENA_SIZE 2048    /* strings created by rules, per message */
+#define TXN_MAX_CAPTURES 16
+
+/* txn->flags */
+#define TX_F_REQ_GONE     0x0001  /* request head forwarded: req spans invalid */
+#define TX_F_RES_GONE     0x0002
+#define TX_F_CLI_CLOSE    0x0004  /* close the client connection after this txn */
+#define TX_F_SRV_CLOSE    0x0008  /* close the server connection after this txn */
+#define TX_F_TUNNEL       0x0010  /* switched to a tunnel (101, CONNECT) */
+#define TX_F_REPLIED      0x0020  /* sluice answered itself (error, deny, return...) */
+#define TX_F_WAIT_BODY    0x0040  /* a rule waits for the request body */
+#define TX_F_CONT_SENT    0x0080  /* "100 Continue" already went to the client */
+#define TX_F_FIRST_REQ    0x0100  /* first request of the connection */
+#define TX_F_RES_STARTED  0x0200  /* response bytes went to the client */
+#define TX_F_TARPIT       0x0400  /* tarpitted: answer when timeout tarpit expires */
+#define TX_F_MONITOR      0x0800  /* monitor-uri request */
+#define TX_F_LOGGED       0x1000
+
+/* One side's body transfer state. */
+struct txn_body {
+	int done;               /* whole message forwarded (or none to send) */
+	int until_close;        /* response delimited by the connection close */
+	int chunked;
+	uint64_t left;          /* Content-Length bytes not approved yet */
+	struct h1_chunk chunk;  /* chunked: decoder over the bytes approved */
+};
+
+struct http_txn {
+	uint64_t id;                 /* txn.id, %rt: per-process request counter */
+	unsigned int flags;          /* TX_F_* */
+	struct http_msg req, res;
+	struct http_edit req_edit, res_edit;
+	struct http_hdr *req_hdrs, *res_hdrs;   /* capacity hdrs_cap each */
+	int hdrs_cap;
+	char req_arena[TXN_ARENA_SIZE];
+	char res_arena[TXN_ARENA_SIZE];
+	struct txn_body req_body, res_body;
+	int status;                  /* status sent to the client, -1 before (%ST) */
+	int srv_status;              /* status the server sent, -1 none */
+	enum http_meth meth;         /* request method (kept after forwarding) */
+	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV) */
+	size_t uri_copy_len;
+	int log_level;               /* set-log-level; -1: default (info, err on errors) */
+	int srv_timeout_ms;          /* set-timeout server; 0: the backend's */
+	int tunnel_timeout_ms;       /* set-timeout tunnel */
+	char *unique_id;             /* unique-id-format rendered once (malloc), or NULL */
+	char *req_cap[TXN_MAX_CAPTURES];   /* capture request header values (malloc) */
+	char *res_cap[TXN_MAX_CAPTURES];
+	char *capture_slots[TXN_MAX_CAPTURES];  /* http-request capture ... id N / len */
+	struct var_store vars_txn, vars_req, vars_res;
+	/* times, in ms of the loop clock */
+	uint64_t req_first_ms;       /* first byte of the request (or accept) */
+	uint64_t req_head_ms;        /* head complete */
+	uint64_t req_sent_ms;        /* request fully sent to the server */
+	uint64_t res_head_ms;        /* response head received */
+	uint64_t idle_start_ms;      /* transaction started waiting for a request */
+	int Ti, TR, Tq, Tr, Ta;      /* %Ti %TR %Tq %Tr %Ta, -1 unset */
+	/* the answer sluice builds itself (errors, deny, return, redirect):
+	 * complete HTTP/1 bytes, sent instead of a server's response */
+	const char *err_reason;      /* why a request or response was refused (log) */
+};
+
+#endif
