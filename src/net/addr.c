@@ -522,3 +522,41 @@ uint32_t addr_hash_host(const struct sockaddr_storage *ss)
 	}
 	return 0;
 }
+
+static int prefix_eq(const unsigned char *a, const unsigned char *b, int plen)
+{
+	int full = plen / 8, rest = plen % 8;
+
+	if (memcmp(a, b, (size_t)full) != 0)
+		return 0;
+	if (!rest)
+		return 1;
+	return ((a[full] ^ b[full]) & (0xff << (8 - rest)) & 0xff) == 0;
+}
+
+int addr_in_net(const struct sockaddr_storage *a, const struct sockaddr_storage *net, int plen)
+{
+	const unsigned char *ab, *nb;
+	static const unsigned char v4mapped[12] = { 0,0,0,0,0,0,0,0,0,0,0xff,0xff };
+
+	if (net->ss_family == AF_INET) {
+		nb = (const unsigned char *)&((const struct sockaddr_in *)net)->sin_addr;
+		if (a->ss_family == AF_INET) {
+			ab = (const unsigned char *)&((const struct sockaddr_in *)a)->sin_addr;
+		} else if (a->ss_family == AF_INET6) {
+			ab = (const unsigned char *)&((const struct sockaddr_in6 *)a)->sin6_addr;
+			if (memcmp(ab, v4mapped, 12) != 0)
+				return 0;
+			ab += 12;
+		} else {
+			return 0;
+		}
+		return prefix_eq(ab, nb, plen > 32 ? 32 : plen);
+	}
+	if (net->ss_family == AF_INET6 && a->ss_family == AF_INET6) {
+		ab = (const unsigned char *)&((const struct sockaddr_in6 *)a)->sin6_addr;
+		nb = (const unsigned char *)&((const struct sockaddr_in6 *)net)->sin6_addr;
+		return prefix_eq(ab, nb, plen > 128 ? 128 : plen);
+	}
+	return 0;
+}

@@ -88,7 +88,28 @@ const struct sockaddr_storage *conn_src(struct conn *c)
 	return conn_lookup(c, &c->src, CONN_F_SRC_SET);
 }
 
+int conn_move(struct conn *dst, struct conn *src, struct task *t, int idle)
+{
+	*dst = *src;
+	dst->ph.owner = dst;
+	dst->task = t;
+	src->ph.fd = -1;
+	if (poller_mod(&dst->ph, idle ? EPOLLIN | EPOLLRDHUP | EPOLLET :
+	                                EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+		*src = *dst;
+		src->ph.owner = src;
+		dst->ph.fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 ssize_t conn_recv(struct conn *c, struct buffer *b)
+{
+	return conn_recv_max(c, b, (size_t)-1);
+}
+
+ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max)
 {
 	ssize_t n;
 
@@ -96,6 +117,8 @@ ssize_t conn_recv(struct conn *c, struct buffer *b)
 
 	buf_realign(b);
 	room = buf_room(b);
+	if (room > max)
+		room = max;
 	if (!room)
 		return -1;
 	do {
@@ -124,15 +147,21 @@ ssize_t conn_recv(struct conn *c, struct buffer *b)
 
 ssize_t conn_send(struct conn *c, struct buffer *b)
 {
-	ssize_t n;
+	return conn_send_max(c, b, b->data);
+}
 
-	if (!b->data)
+ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max)
+{
+	ssize_t n;
+	size_t len = max < b->data ? max : b->data;
+
+	if (!len)
 		return 0;
 	do {
-		n = send(c->ph.fd, buf_head(b), b->data, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = send(c->ph.fd, buf_head(b), len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
 	if (n > 0) {
-		if ((size_t)n < b->data)
+		if ((size_t)n < len)
 			c->flags &= ~CONN_F_WR_READY;   /* socket buffer full */
 		buf_consume(b, (size_t)n);
 		return n;

@@ -29,6 +29,8 @@ struct server *server_new_default(void)
 	s->iweight = 1;
 	atomic_init(&s->uweight, 1);
 	queue_init(&s->queue);
+	s->pool_max_conn = -1;
+	s->pool_purge_delay = 5000;
 	return s;
 }
 
@@ -42,6 +44,8 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->backup = src->backup;
 	dst->send_proxy = src->send_proxy;
 	dst->disabled_at_start = src->disabled_at_start;
+	dst->pool_max_conn = src->pool_max_conn;
+	dst->pool_purge_delay = src->pool_purge_delay;
 }
 
 const char *srv_admin_name(int admin)
@@ -149,6 +153,32 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				s->minconn = (int)v;
 			} else if (v > 0) {
 				s->puid = (int)v;
+			}
+			continue;
+		}
+		if (!strcmp(o, "pool-max-conn") || !strcmp(o, "pool-purge-delay") ||
+		    !strcmp(o, "cookie") || !strcmp(o, "pool-low-conn")) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (!strcmp(o, "cookie")) {
+				free(s->cookie);
+				s->cookie = strdup(args[i]);
+			} else if (!strcmp(o, "pool-purge-delay")) {
+				int ms;
+
+				if (cfg_parse_time_ms(args[i], &ms, err, errlen) < 0)
+					return -1;
+				s->pool_purge_delay = ms;
+			} else if (!strcmp(args[i], "-1")) {
+				if (!strcmp(o, "pool-max-conn"))
+					s->pool_max_conn = -1;
+			} else if (cfg_parse_uint(args[i], 10000000, &v, err, errlen) < 0) {
+				return -1;
+			} else if (!strcmp(o, "pool-max-conn")) {
+				s->pool_max_conn = (int)v;
 			}
 			continue;
 		}

@@ -43,6 +43,7 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/stream.h>
+#include <sluice/proxy/stream_int.h>
 
 #define FWD_MAX_ROUNDS 4
 
@@ -65,7 +66,7 @@ __attribute__((constructor)) static void stream_lists_init(void)
 
 static struct task *stream_process(struct task *t, void *ctx, unsigned int state);
 
-static int64_t wall_us(void)
+int64_t stream_wall_us(void)
 {
 	struct timeval tv;
 
@@ -75,7 +76,7 @@ static int64_t wall_us(void)
 
 /* ---- logging ---- */
 
-static void stream_fill_log(struct stream *s, struct log_fields *f)
+void stream_log_fields_tcp(struct stream *s, struct log_fields *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->cli = s->cli.src;
@@ -106,7 +107,7 @@ static void stream_fill_log(struct stream *s, struct log_fields *f)
 	f->thread = th_ctx->tid;
 }
 
-static void stream_send_log(struct stream *s, const struct lf_expr *fmt)
+void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 {
 	struct log_fields f;
 	char line[2048];
@@ -115,7 +116,7 @@ static void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 
 	if (list_empty(&s->fe->logs) && !(lg && !list_empty(&global.logs)))
 		return;
-	stream_fill_log(s, &f);
+	stream_log_fields_tcp(s, &f);
 	len = lf_render(fmt, &f, line, sizeof(line));
 	if (!list_empty(&s->fe->logs))
 		log_send(&s->fe->logs, 6, "sluice", global.pid, line, len);
@@ -125,7 +126,7 @@ static void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 
 /* Without `option tcplog` or `log-format`, HAProxy logs one line per
  * connection when it is accepted. */
-static struct lf_expr connect_fmt;
+static struct lf_expr connect_fmt, connect_fmt_http;
 static int connect_fmt_ready;
 
 static void stream_log_connect(struct stream *s)
@@ -134,7 +135,7 @@ static void stream_log_connect(struct stream *s)
 		return;
 	if (!connect_fmt_ready)
 		return;
-	stream_send_log(s, &connect_fmt);
+	stream_send_log(s, s->fe->mode == PX_MODE_HTTP ? &connect_fmt_http : &connect_fmt);
 }
 
 static void stream_log_end(struct stream *s)
@@ -171,10 +172,12 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 		goto fail;
 	strcpy(s->term, "--");
 	s->Tw = s->Tc = -1;
-	s->accept_us = wall_us();
+	s->accept_us = stream_wall_us();
 	s->accept_ms = th_ctx->now_ms;
 	s->accept_ns = sched_now_ns();
 	s->st = l->bc->accept_proxy ? SST_PROXY_HDR : SST_ASSIGN;
+	if (fe->mode == PX_MODE_HTTP && http_stream_start(s) < 0)
+		goto fail;
 	s->cli_exp = tick_add_ifset(th_ctx->now_ms, fe->timeout_client);
 
 	atomic_fetch_add(&fe->feconn, 1);
@@ -232,7 +235,7 @@ static void stream_record_queue_wait(struct stream *s)
 /* At the end of a session that reached a server: HAProxy's time averages
  * (queue, connect, total) for the server and the backend, and the session
  * time histogram of the server. */
-static void stream_record_times(struct stream *s)
+void stream_record_times(struct stream *s)
 {
 	uint64_t now = sched_now_ns();
 	uint64_t tt_us = now > s->accept_ns ? (now - s->accept_ns) / 1000 : 0;
@@ -246,7 +249,7 @@ static void stream_record_times(struct stream *s)
 	}
 }
 
-static void stream_release_server(struct stream *s)
+void stream_release_server(struct stream *s)
 {
 	if (s->has_slot) {
 		s->has_slot = 0;
@@ -262,7 +265,7 @@ static struct server *stream_leave_queue(struct stream *s)
 	return queue_remove(&s->pend);
 }
 
-static void stream_free(struct stream *s)
+void stream_free(struct stream *s)
 {
 	int tid = th_ctx->tid;
 	struct server *handed;
@@ -272,6 +275,8 @@ static void stream_free(struct stream *s)
 		if (handed)
 			srv_release_slot(handed);
 	}
+	if (s->http_flags & SF_HTTP)
+		http_stream_release(s);
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
 	stream_release_server(s);
@@ -289,7 +294,8 @@ static void stream_free(struct stream *s)
 	 * %bc of its own log line */
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
-	stream_log_end(s);
+	if (!(s->http_flags & SF_HTTP))
+		stream_log_end(s);
 
 	if (s->srv) {
 		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
@@ -316,8 +322,10 @@ static void stream_free(struct stream *s)
 }
 
 /* Ends the stream with termination state <a><b> unless one is already set. */
-static void stream_abort(struct stream *s, char a, char b)
+void stream_abort(struct stream *s, char a, char b)
 {
+	if (s->txn && http_stream_abort(s, a, b))
+		return;
 	if (s->term[0] == '-') {
 		s->term[0] = a;
 		s->term[1] = b;
@@ -377,7 +385,7 @@ static void do_proxy_hdr(struct stream *s)
 		s->cli.dst = pp.dst;
 		s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	}
-	s->st = SST_ASSIGN;
+	s->st = (s->http_flags & SF_HTTP) ? SST_HTTP_WAIT_REQ : SST_ASSIGN;
 	stream_log_connect(s);
 }
 
@@ -390,6 +398,15 @@ static struct proxy *choose_backend(struct stream *s)
 	if (fe->defbe)
 		return fe->defbe;
 	return (fe->cap & PX_CAP_BE) ? fe : NULL;
+}
+
+void stream_set_backend(struct stream *s, struct proxy *be)
+{
+	s->be = be;
+	atomic_fetch_add(&be->beconn, 1);
+	cnt_update_max(&be->be_cnt.cur_max, atomic_load(&be->beconn));
+	CNT_INC(be->be_cnt.cum_sess);
+	s->retries_left = be->retries;
 }
 
 static void got_server(struct stream *s, struct server *srv)
@@ -406,23 +423,21 @@ static void got_server(struct stream *s, struct server *srv)
 	s->st = SST_CONNECT;
 }
 
-static void do_assign(struct stream *s)
+void do_assign(struct stream *s)
 {
 	struct server *srv;
 	enum lb_result r;
 
 	if (!s->be) {
-		s->be = choose_backend(s);
-		if (!s->be) {
+		struct proxy *be = choose_backend(s);
+
+		if (!be) {
 			stream_abort(s, 'P', 'R');
 			return;
 		}
-		atomic_fetch_add(&s->be->beconn, 1);
-		cnt_update_max(&s->be->be_cnt.cur_max, atomic_load(&s->be->beconn));
-		CNT_INC(s->be->be_cnt.cum_sess);
-		s->retries_left = s->be->retries;
+		stream_set_backend(s, be);
 	}
-	r = lb_pick(s->be, &s->cli.src, NULL, s->prev_srv, &srv);
+	r = lb_pick(s->be, &s->cli.src, s->has_hkey ? &s->hkey : NULL, s->prev_srv, &srv);
 	switch (r) {
 	case LB_OK:
 		got_server(s, srv);
@@ -455,7 +470,7 @@ static void do_assign(struct stream *s)
 	}
 }
 
-static void do_queued(struct stream *s)
+void do_queued(struct stream *s)
 {
 	struct server *srv = NULL;
 
@@ -541,12 +556,15 @@ static void connect_failed(struct stream *s, int timeout)
 	                                (uint64_t)s->be->timeout_connect : 1000);
 }
 
-static void do_connect(struct stream *s)
+void do_connect(struct stream *s)
 {
 	struct server *srv = s->srv;
 
 	s->connect_ms = th_ctx->now_ms;
+	if (s->txn && http_reuse_conn(s))
+		return;
 	atomic_fetch_add(&srv->used_conns, 1);
+	CNT_INC(srv->cnt.connect);
 	if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) < 0) {
 		conn_init(&s->sc, s->task);
 		atomic_fetch_sub(&srv->used_conns, 1);
@@ -564,12 +582,13 @@ static void do_connect(struct stream *s)
 			stream_abort(s, 'P', 'C');
 			return;
 		}
+		s->req_fwd += len;
 	}
 	s->conn_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_connect);
 	s->st = SST_CONNECTING;
 }
 
-static void do_connecting(struct stream *s)
+void do_connecting(struct stream *s)
 {
 	int status;
 
@@ -585,7 +604,7 @@ static void do_connecting(struct stream *s)
 		hist_record(&s->srv->ctime_hist, s->ctime_us);
 		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
 		s->conn_exp = 0;
-		s->st = SST_ESTABLISHED;
+		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
 		return;
 	}
@@ -599,7 +618,7 @@ static void do_connecting(struct stream *s)
 
 /* ---- established ---- */
 
-static int side_timeout(const struct stream *s, int client)
+int side_timeout(const struct stream *s, int client)
 {
 	const struct proxy *fe = s->fe, *be = s->be;
 	int fin = client ? fe->timeout_client_fin : be->timeout_server_fin;
@@ -677,7 +696,7 @@ static int forward(struct stream *s, struct conn *from, struct buffer *b, struct
 	         buf_room(b)) || (b->data && (to->flags & CONN_F_WR_READY)));
 }
 
-static void do_established(struct stream *s)
+void do_established(struct stream *s)
 {
 	int more;
 	uint64_t now = th_ctx->now_ms;
@@ -728,6 +747,12 @@ static uint64_t stream_expiry(const struct stream *s)
 		return s->conn_exp;
 	case SST_ESTABLISHED:
 		return tick_first(s->cli_exp, s->srv_exp);
+	case SST_HTTP_WAIT_REQ:
+	case SST_HTTP_BODY_WAIT:
+	case SST_HTTP_XFER:
+	case SST_HTTP_TARPIT:
+	case SST_HTTP_LINGER:
+		return http_stream_expiry(s);
 	default:
 		return 0;
 	}
@@ -765,6 +790,13 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 		case SST_ESTABLISHED:
 			do_established(s);
 			break;
+		case SST_HTTP_WAIT_REQ:
+		case SST_HTTP_BODY_WAIT:
+		case SST_HTTP_XFER:
+		case SST_HTTP_TARPIT:
+		case SST_HTTP_LINGER:
+			http_stream_step(s);
+			break;
 		case SST_CLOSED:
 			break;
 		}
@@ -782,7 +814,8 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 /* ---- CLI support ---- */
 
 static const char *const state_names[] = {
-	"PROXY_HDR", "ASSIGN", "QUEUED", "TURNAROUND", "CONNECT", "CONNECTING", "EST", "CLOSED"
+	"PROXY_HDR", "ASSIGN", "QUEUED", "TURNAROUND", "CONNECT", "CONNECTING", "EST",
+	"HTTP_REQ", "HTTP_BODY", "HTTP_XFER", "TARPIT", "LINGER", "CLOSED"
 };
 
 /* What `show sess` prints of a stream, copied under the list lock. Names
@@ -895,6 +928,8 @@ static int stream_postparse(void)
 	char err[256];
 
 	if (lf_compile("Connect from %ci:%cp to %fi:%fp (%f/TCP)", &connect_fmt,
+	               err, sizeof(err)) < 0 ||
+	    lf_compile("Connect from %ci:%cp to %fi:%fp (%f/HTTP)", &connect_fmt_http,
 	               err, sizeof(err)) < 0) {
 		fprintf(stderr, "[ALERT] internal: connect log format: %s\n", err);
 		return 1;

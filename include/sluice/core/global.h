@@ -45,6 +45,7 @@ struct global {
 	_Atomic int actconn;    /* current client connections, all frontends */
 	_Atomic uint64_t cum_conns;
 	_Atomic uint64_t cum_sess;
+	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
 	_Atomic int hard_stop;  /* leave the loops now */

@@ -27,6 +27,9 @@
 #define TXN_URI_MAX    1024    /* %r keeps at most this many bytes (HAProxy: 1024) */
 #define TXN_ARENA_SIZE 2048    /* strings created by rules, per message */
 #define TXN_MAX_CAPTURES 16
+/* header slots per message: tune.http.maxhdr (101, the start line counted)
+ * plus room for the fields rules add */
+#define TXN_HDRS_CAP   (HTTP_MAX_HDRS_DEFAULT - 1 + HTTP_EDIT_EXTRA_HDRS)
 
 /* txn->flags */
 #define TX_F_REQ_GONE     0x0001  /* request head forwarded: req spans invalid */
@@ -57,8 +60,8 @@ struct http_txn {
 	unsigned int flags;          /* TX_F_* */
 	struct http_msg req, res;
 	struct http_edit req_edit, res_edit;
-	struct http_hdr *req_hdrs, *res_hdrs;   /* capacity hdrs_cap each */
-	int hdrs_cap;
+	struct http_hdr req_hdrs[TXN_HDRS_CAP];
+	struct http_hdr res_hdrs[TXN_HDRS_CAP];
 	char req_arena[TXN_ARENA_SIZE];
 	char res_arena[TXN_ARENA_SIZE];
 	struct txn_body req_body, res_body;
@@ -85,6 +88,9 @@ struct http_txn {
 	/* the answer sluice builds itself (errors, deny, return, redirect):
 	 * complete HTTP/1 bytes, sent instead of a server's response */
 	const char *err_reason;      /* why a request or response was refused (log) */
+	int ana_step;                /* request analysis: next step (stream_http.c) */
+	struct list *resume;         /* rule to resume at after ACT_V_YIELD */
+	int resp_interim;            /* 1xx heads forwarded so far */
 };
 
 #endif

@@ -76,5 +76,8 @@ char *addr_full_str(const struct sl_addr *a, char *buf, size_t len);
  * dual-stack listener balances a client as an IPv4 listener would. 0 for
  * other families. */
 uint32_t addr_hash_host(const struct sockaddr_storage *ss);
+/* Whether <a> is in <net>/<plen> (same family; an IPv4-mapped IPv6
+ * address matches an IPv4 network). */
+int addr_in_net(const struct sockaddr_storage *a, const struct sockaddr_storage *net, int plen);
 
 #endif

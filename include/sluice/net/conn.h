@@ -38,6 +38,13 @@ void conn_close(struct conn *c);
  * would block (clears RD_READY) or on error (sets ERROR). */
 ssize_t conn_recv(struct conn *c, struct buffer *b);
 ssize_t conn_send(struct conn *c, struct buffer *b);
+/* The same, reading at most <max> bytes / sending at most the first <max>. */
+ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max);
+ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max);
+/* Moves an open connection to another struct conn (its epoll registration
+ * follows, one epoll_ctl), whose events wake <t>. <idle>: only input and
+ * hang-up events (a pooled connection). Returns 0, or -1 with <src> kept. */
+int conn_move(struct conn *dst, struct conn *src, struct task *t, int idle);
 void conn_shutw(struct conn *c);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */

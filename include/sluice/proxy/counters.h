@@ -20,6 +20,14 @@ struct counters {
 	_Atomic uint64_t redispatches;   /* wredis */
 	_Atomic uint64_t cli_aborts;     /* cli_abrt */
 	_Atomic uint64_t srv_aborts;     /* srv_abrt */
+	_Atomic uint64_t cum_req;        /* req_tot: HTTP requests */
+	_Atomic uint64_t hrsp[6];        /* hrsp_1xx..hrsp_5xx, hrsp_other */
+	_Atomic uint64_t intercepted;    /* intercepted: answered by sluice itself */
+	_Atomic uint64_t denied_resp;    /* dresp */
+	_Atomic uint64_t failed_rewrites; /* wrew */
+	_Atomic uint64_t internal_errors; /* eint */
+	_Atomic uint64_t reuse;          /* reuse: requests sent on a reused connection */
+	_Atomic uint64_t connect;        /* connect: new server connections */
 	_Atomic int cur_max;             /* smax */
 	_Atomic int queue_max;           /* qmax */
 	_Atomic int64_t last_sess;       /* wall-clock seconds, lastsess */

@@ -7,6 +7,8 @@
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
 
+struct srv_idle_list;
+
 enum srv_admin {
 	SRV_ADMIN_READY = 0,
 	SRV_ADMIN_DRAIN,         /* no new sessions from the balancer */
@@ -44,6 +46,12 @@ struct server {
 	struct hist ttime_hist;  /* from accept to the end of the session */
 	/* load balancing state, protected by be->lb_lock */
 	int lb_cur;              /* smooth weighted round-robin accumulator */
+	/* HTTP */
+	char *cookie;            /* `cookie <value>` for persistence */
+	int pool_max_conn;       /* idle connections kept, -1 unlimited (per thread) */
+	int pool_purge_delay;    /* ms an idle connection is kept */
+	struct srv_idle_list *idle;   /* per-thread idle connections (srv_idle.c) */
+	_Atomic int idle_conns;  /* idle connections, all threads (display) */
 	int rr_static_pos;
 };
 

@@ -25,7 +25,12 @@ enum stream_state {
 	SST_TURNAROUND,      /* pause before a connect retry */
 	SST_CONNECT,         /* about to connect */
 	SST_CONNECTING,
-	SST_ESTABLISHED,
+	SST_ESTABLISHED,     /* TCP forwarding (or an HTTP tunnel) */
+	SST_HTTP_WAIT_REQ,   /* HTTP: waiting for a request head */
+	SST_HTTP_BODY_WAIT,  /* HTTP: request analysed up to a rule waiting for the body */
+	SST_HTTP_XFER,       /* HTTP: request and response moving */
+	SST_HTTP_TARPIT,     /* HTTP: tarpitted, answer at expiry */
+	SST_HTTP_LINGER,     /* HTTP: response sent, our FIN sent, draining input */
 	SST_CLOSED,
 };
 
@@ -73,6 +78,9 @@ struct stream {
 	uint64_t req_fwd, res_fwd; /* bytes at the head of req/res approved for
 	                            * sending (HTTP: the current message only) */
 	uint64_t txn_count;        /* transactions run on this connection */
+	uint32_t hkey;             /* hash key for balance uri|url_param|hdr */
+	int has_hkey;
+	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */

@@ -1,0 +1,29 @@
+/* Idle server connections (HTTP keep-alive toward servers, http-reuse).
+ *
+ * Each thread keeps its own list of idle connections per server: only that
+ * thread adds, takes or closes them, so no lock is needed (DESIGN: "each
+ * thread owns the connections it accepted"; server connections follow the
+ * stream that opened them). An idle connection is closed when the server
+ * closes it or sends anything, or after the server's pool-purge-delay.
+ */
+#ifndef SLUICE_PROXY_SRV_IDLE_H
+#define SLUICE_PROXY_SRV_IDLE_H
+
+#include <sluice/net/conn.h>
+
+struct server;
+struct task;
+
+/* Moves the open connection <c> into <srv>'s idle list of the calling
+ * thread (<c> is left closed, without closing the socket). <reused>: it
+ * already carried a request (http-reuse aggressive). Returns 0, or -1 when
+ * the pool is full or disabled: <c> is untouched and the caller closes it. */
+int  srv_idle_put(struct server *srv, struct conn *c, int reused);
+/* Takes an idle connection of <srv> for the calling thread into <dst>,
+ * whose I/O events will wake <t>. <only_reused>: only one that already
+ * carried a request. Returns 1 if one was taken, 0 otherwise. */
+int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_reused);
+/* Idle connections of <srv>, all threads (racy read, display). */
+int  srv_idle_count(const struct server *srv);
+
+#endif

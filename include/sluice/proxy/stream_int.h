@@ -1,0 +1,46 @@
+/* Stream internals shared by the TCP path (stream.c) and the HTTP
+ * analysis (stream_http.c). Not for other modules. Owner thread only. */
+#ifndef SLUICE_PROXY_STREAM_INT_H
+#define SLUICE_PROXY_STREAM_INT_H
+
+#include <stdint.h>
+#include <sluice/core/log.h>
+#include <sluice/proxy/stream.h>
+
+/* stream.c */
+int64_t stream_wall_us(void);
+void stream_free(struct stream *s);
+/* Ends the stream (state CLOSED) with termination state <a><b> unless one
+ * is already set. In HTTP mode, the caller decides first whether a response
+ * goes out (http_stream_error()). */
+void stream_abort(struct stream *s, char a, char b);
+void do_assign(struct stream *s);
+/* Counts the stream in <be> (beconn, sessions) and takes its retries. */
+void stream_set_backend(struct stream *s, struct proxy *be);
+void do_queued(struct stream *s);
+void do_connect(struct stream *s);
+void do_connecting(struct stream *s);
+void do_established(struct stream *s);
+void stream_release_server(struct stream *s);
+void stream_record_times(struct stream *s);
+int  side_timeout(const struct stream *s, int client);
+void stream_log_fields_tcp(struct stream *s, struct log_fields *f);
+void stream_send_log(struct stream *s, const struct lf_expr *fmt);
+
+/* stream_http.c */
+/* Sets up HTTP mode on a new stream. Returns 0 or -1 (no memory). */
+int  http_stream_start(struct stream *s);
+/* Runs the HTTP states; returns like a state step. */
+void http_stream_step(struct stream *s);
+uint64_t http_stream_expiry(const struct stream *s);
+/* stream_abort() in HTTP mode: answers the client when no response has
+ * started (503 for queue/connect failures...) and returns 1; 0 to let the
+ * stream close. */
+int  http_stream_abort(struct stream *s, char a, char b);
+/* Called by stream_free() in HTTP mode: last log, idle connection. */
+void http_stream_release(struct stream *s);
+/* Connection reuse: fills s->sc with a reusable connection to s->srv if
+ * the http-reuse mode allows one. Returns 1 if so. */
+int  http_reuse_conn(struct stream *s);
+
+#endif

@@ -1,0 +1,129 @@
+/* Idle server connections: per-thread lists, no lock (see srv_idle.h).
+ *
+ * A connection moves between its stream and the pool by value: the epoll
+ * registration carries a pointer to the struct conn, so each move re-points
+ * it (conn_move(), one epoll_ctl). A pooled connection has a small task of
+ * its own, woken by any event on the socket (the server closed it, or sent
+ * bytes no request asked for: both end it) and by its purge timer.
+ */
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/sched.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
+
+struct srv_idle_list {
+	struct list head;   /* struct idle_conn, most recent first */
+	int count;
+};
+
+struct idle_conn {
+	struct list list;
+	struct conn c;
+	struct task *task;
+	struct server *srv;
+	int reused;
+};
+
+static struct srv_idle_list *idle_list(struct server *srv)
+{
+	if (!srv->idle) {
+		/* configuration is over; the first thread to pool a connection
+		 * of this server allocates the lists of every thread */
+		struct srv_idle_list *l = calloc(MAX_THREADS, sizeof(*l)), *exp = NULL;
+
+		if (!l)
+			return NULL;
+		for (int i = 0; i < MAX_THREADS; i++)
+			list_init(&l[i].head);
+		if (!__atomic_compare_exchange_n(&srv->idle, &exp, l, 0, __ATOMIC_ACQ_REL,
+		                                 __ATOMIC_ACQUIRE))
+			free(l);
+	}
+	return &__atomic_load_n(&srv->idle, __ATOMIC_ACQUIRE)[th_ctx->tid];
+}
+
+static void idle_conn_free(struct idle_conn *ic, int close_it)
+{
+	struct srv_idle_list *l = &ic->srv->idle[th_ctx->tid];
+
+	list_del_init(&ic->list);
+	l->count--;
+	atomic_fetch_sub(&ic->srv->idle_conns, 1);
+	if (close_it)
+		conn_close(&ic->c);
+	task_destroy(ic->task);
+	free(ic);
+}
+
+static struct task *idle_conn_task(struct task *t, void *ctx, unsigned int state)
+{
+	struct idle_conn *ic = ctx;
+
+	/* any event or the purge timer: the connection is no longer usable */
+	idle_conn_free(ic, 1);
+	return NULL;
+}
+
+int srv_idle_put(struct server *srv, struct conn *c, int reused)
+{
+	struct srv_idle_list *l;
+	struct idle_conn *ic;
+
+	if (srv->pool_max_conn == 0 || !conn_is_open(c) ||
+	    (c->flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT | CONN_F_WR_SHUT)))
+		return -1;
+	l = idle_list(srv);
+	if (!l || (srv->pool_max_conn > 0 && l->count >= srv->pool_max_conn))
+		return -1;
+	ic = calloc(1, sizeof(*ic));
+	if (!ic)
+		return -1;
+	ic->task = task_new(idle_conn_task, ic, th_ctx->tid, TC_BULK, "idle_conn");
+	if (!ic->task || conn_move(&ic->c, c, ic->task, 1) < 0) {
+		if (ic->task)
+			task_destroy(ic->task);
+		free(ic);
+		return -1;
+	}
+	ic->srv = srv;
+	ic->reused = reused;
+	list_insert(&l->head, &ic->list);
+	l->count++;
+	atomic_fetch_add(&srv->idle_conns, 1);
+	task_set_expire(ic->task, th_ctx->now_ms + (uint64_t)(srv->pool_purge_delay > 0 ?
+	                                                      srv->pool_purge_delay : 1));
+	return 0;
+}
+
+int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_reused)
+{
+	struct srv_idle_list *l;
+	struct list *pos;
+
+	if (!__atomic_load_n(&srv->idle, __ATOMIC_ACQUIRE))
+		return 0;
+	l = &srv->idle[th_ctx->tid];
+	for (pos = l->head.next; pos != &l->head; pos = pos->next) {
+		struct idle_conn *ic = list_elem(pos, struct idle_conn, list);
+
+		if (only_reused && !ic->reused)
+			continue;
+		if (ic->c.flags & (CONN_F_RD_READY | CONN_F_HUP | CONN_F_ERROR)) {
+			/* its task will close it */
+			continue;
+		}
+		if (conn_move(dst, &ic->c, t, 0) < 0)
+			return 0;
+		idle_conn_free(ic, 0);
+		return 1;
+	}
+	return 0;
+}
+
+int srv_idle_count(const struct server *srv)
+{
+	return atomic_load(&((struct server *)srv)->idle_conns);
+}

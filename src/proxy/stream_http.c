@@ -1,0 +1,1750 @@
+/* HTTP/1 streams: request and response analysis on top of the stream's
+ * connection handling (stream.c).
+ *
+ * A stream in HTTP mode runs one transaction (struct http_txn) at a time:
+ *
+ *   WAIT_REQ   read and parse a request head (timeout http-request, or
+ *              http-keep-alive between requests); errors answer 400/408/414/431
+ *   analysis   tcp-request content, monitor-uri, frontend http-request rules,
+ *              backend choice, backend rules, headers sluice adds; then the
+ *              head is serialised (parsed once, edited, written once)
+ *   ASSIGN..CONNECTING   as in TCP mode (balancing, queue, connect, retries),
+ *              or an idle server connection is reused (http-reuse)
+ *   XFER       request body out, response head in (1xx forwarded), response
+ *              rules, response body out; bodies are forwarded as they come,
+ *              delimited by Content-Length, chunked framing (kept as is), or
+ *              the server's close
+ *   end        log line, counters, server slot released (the queue hands it
+ *              over at once), server connection kept idle, next request
+ *
+ * Forwarding limits: s->req_fwd / s->res_fwd count the bytes at the head of
+ * a buffer that belong to the current message and may go out; what follows
+ * (a pipelined request, bytes a server sent too early) waits for its turn.
+ *
+ * Buffers: a head is parsed in place with the buffer aligned at offset 0, and
+ * reads keep HTTP_RESERVE bytes free while a head is pending, so that the
+ * edited head always fits when it is serialised. Serialisation writes into
+ * the thread's spare buffer then swaps the two areas (no copy back).
+ *
+ * Everything here runs on the stream's owner thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/pool.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/acl.h>
+#include <sluice/expr/sample.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
+#include <sluice/http/errors.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/h1_out.h>
+#include <sluice/http/msgedit.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
+#include <sluice/proxy/stream_int.h>
+
+#define HTTP_RESERVE     (TXN_ARENA_SIZE + HTTP_EDIT_EXTRA_HDRS * 4 + 512)
+#define HTTP_FWD_ROUNDS  4
+#define LINGER_MS        1000
+
+static POOL_DECLARE(pool_txn, "http_txn", struct http_txn)
+static _Atomic uint64_t next_txn_id;
+static __thread struct buffer thr_spare;
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+static int first_set(int a, int b)
+{
+	return a ? a : b;
+}
+
+/* Moves the data of <b> to offset 0, so that a head parsed there stays put
+ * while more bytes are appended. */
+static void buf_align0(struct buffer *b)
+{
+	if (b->head) {
+		memmove(b->area, b->area + b->head, b->data);
+		b->head = 0;
+	}
+}
+
+/* Replaces the bytes [off, off + old_len) of <b> by the serialised head of
+ * <msg>. Returns the new head length, or -1 if it cannot fit. */
+static ssize_t reframe_head(struct buffer *b, size_t off, size_t old_len,
+                            const struct http_msg *msg, unsigned int flags)
+{
+	struct buffer tmp;
+	size_t rest = b->data - off - old_len;
+	ssize_t n;
+
+	if (!thr_spare.area && buf_alloc(&thr_spare) < 0)
+		return -1;
+	thr_spare.head = 0;
+	thr_spare.data = 0;
+	memcpy(thr_spare.area, buf_head(b), off);
+	thr_spare.data = off;
+	n = h1_out_head_buf(msg, flags, &thr_spare);
+	if (n < 0 || rest > buf_room(&thr_spare))
+		return -1;
+	memcpy(buf_tail(&thr_spare), buf_head(b) + off + old_len, rest);
+	thr_spare.data += rest;
+	tmp = *b;
+	*b = thr_spare;
+	thr_spare = tmp;
+	return n;
+}
+
+/* ---- transactions ---- */
+
+static void txn_init_msgs(struct http_txn *t)
+{
+	memset(&t->req, 0, sizeof(t->req));
+	memset(&t->res, 0, sizeof(t->res));
+	t->req.hdrs = t->req_hdrs;
+	t->req.maxhdrs = HTTP_MAX_HDRS_DEFAULT - 1;
+	t->req.is_request = 1;
+	t->res.hdrs = t->res_hdrs;
+	t->res.maxhdrs = HTTP_MAX_HDRS_DEFAULT - 1;
+}
+
+static void txn_start(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	memset(t, 0, offsetof(struct http_txn, req_hdrs));
+	memset(&t->req_body, 0, sizeof(*t) - offsetof(struct http_txn, req_body));
+	txn_init_msgs(t);
+	t->id = atomic_fetch_add(&next_txn_id, 1);
+	t->status = t->srv_status = -1;
+	t->log_level = -1;
+	t->Ti = t->TR = t->Tq = t->Tr = t->Ta = -1;
+	if (!s->txn_count)
+		t->flags |= TX_F_FIRST_REQ;
+	vars_init(&t->vars_txn, VAR_SCOPE_TXN);
+	vars_init(&t->vars_req, VAR_SCOPE_REQ);
+	vars_init(&t->vars_res, VAR_SCOPE_RES);
+	t->idle_start_ms = now_ms();
+	s->req_fwd = s->res_fwd = 0;
+}
+
+static void txn_cleanup(struct http_txn *t)
+{
+	vars_prune(&t->vars_txn);
+	vars_prune(&t->vars_req);
+	vars_prune(&t->vars_res);
+	free(t->unique_id);
+	t->unique_id = NULL;
+	for (int i = 0; i < TXN_MAX_CAPTURES; i++) {
+		free(t->req_cap[i]);
+		free(t->res_cap[i]);
+		free(t->capture_slots[i]);
+		t->req_cap[i] = t->res_cap[i] = t->capture_slots[i] = NULL;
+	}
+}
+
+int http_stream_start(struct stream *s)
+{
+	s->txn = pool_zalloc(&pool_txn);
+	if (!s->txn)
+		return -1;
+	s->vars_sess = calloc(1, sizeof(*s->vars_sess));
+	if (!s->vars_sess) {
+		pool_free(&pool_txn, s->txn);
+		s->txn = NULL;
+		return -1;
+	}
+	vars_init(s->vars_sess, VAR_SCOPE_SESS);
+	s->http_flags |= SF_HTTP;
+	memset(s->txn, 0, sizeof(*s->txn));
+	txn_start(s);
+	if (s->st == SST_ASSIGN)
+		s->st = SST_HTTP_WAIT_REQ;
+	s->http_exp = tick_add_ifset(now_ms(), first_set(s->fe->timeout_http_request,
+	                                                 s->fe->timeout_client));
+	return 0;
+}
+
+/* ---- sample context ---- */
+
+static struct proxy *arg_backend(const struct smp_ctx *ctx, const struct smp_arg *a)
+{
+	struct stream *s = ctx->owner;
+
+	if (!a)
+		return s->be;
+	if (a->resolved)
+		return a->resolved;
+	return a->text ? proxy_find(a->text, PX_CAP_BE) : NULL;
+}
+
+static int ops_addr(const struct smp_ctx *ctx, enum smp_addr_kind which,
+                    struct sockaddr_storage *out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_ADDR_CLI_SRC:
+		*out = s->cli.src;
+		break;
+	case SMP_ADDR_CLI_DST:
+		*out = *conn_dst(&s->cli);
+		break;
+	case SMP_ADDR_SRV_SRC:
+		if (!conn_is_open(&s->sc))
+			return 0;
+		*out = *conn_src(&s->sc);
+		break;
+	case SMP_ADDR_SRV_DST:
+		if (!s->srv)
+			return 0;
+		*out = s->srv->addr.ss;
+		break;
+	}
+	return out->ss_family != AF_UNSPEC;
+}
+
+static int ops_name(const struct smp_ctx *ctx, enum smp_name_kind which, const char **out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_NAME_FE:
+		*out = s->fe->name;
+		return 1;
+	case SMP_NAME_BE:
+		*out = s->be ? s->be->name : NULL;
+		return *out != NULL;
+	case SMP_NAME_SRV:
+		*out = s->srv ? s->srv->name : NULL;
+		return *out != NULL;
+	case SMP_NAME_LISTENER:
+		*out = s->lst && s->lst->bc->name ? s->lst->bc->name : NULL;
+		return *out != NULL;
+	}
+	return 0;
+}
+
+static int ops_id(const struct smp_ctx *ctx, enum smp_id_kind which, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_ID_FE:
+		*out = s->fe->uuid;
+		return 1;
+	case SMP_ID_BE:
+		if (!s->be)
+			return 0;
+		*out = s->be->uuid;
+		return 1;
+	case SMP_ID_SRV:
+		if (!s->srv)
+			return 0;
+		*out = s->srv->puid;
+		return 1;
+	case SMP_ID_LISTENER:
+		return 0;
+	}
+	return 0;
+}
+
+static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
+                         enum smp_be_metric m, int64_t *out)
+{
+	struct proxy *be = arg_backend(ctx, arg);
+	int64_t n = 0, q;
+
+	if (!be)
+		return 0;
+	switch (m) {
+	case SMP_BE_NBSRV:
+		for (int i = 0; i < be->nsrv; i++)
+			n += srv_is_usable(be->srv[i]) ? 1 : 0;
+		break;
+	case SMP_BE_CONN:
+		n = atomic_load(&be->beconn);
+		break;
+	case SMP_BE_QUEUE:
+	case SMP_BE_AVG_QUEUE:
+		q = atomic_load(&be->queue.len);
+		for (int i = 0; i < be->nsrv; i++) {
+			q += atomic_load(&be->srv[i]->queue.len);
+			n += srv_is_usable(be->srv[i]) ? 1 : 0;
+		}
+		n = m == SMP_BE_QUEUE ? q : (n ? (q + n - 1) / n : q);
+		break;
+	case SMP_BE_CONNSLOTS:
+		for (int i = 0; i < be->nsrv; i++) {
+			struct server *sv = be->srv[i];
+			int mc = atomic_load(&sv->maxconn);
+
+			if (!srv_is_usable(sv))
+				continue;
+			if (!mc) {
+				*out = -1;   /* unlimited */
+				return 1;
+			}
+			n += mc - atomic_load(&sv->served) +
+			     (sv->maxqueue ? sv->maxqueue - atomic_load(&sv->queue.len) : 0);
+		}
+		break;
+	}
+	*out = n;
+	return 1;
+}
+
+static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_arg,
+                          const struct smp_arg *srv_arg, enum smp_srv_metric m, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+	struct server *sv = s->srv;
+
+	if (srv_arg) {
+		struct proxy *be = arg_backend(ctx, be_arg);
+
+		sv = srv_arg->resolved ? srv_arg->resolved :
+		     (be && srv_arg->text ? server_find(be, srv_arg->text) : NULL);
+	}
+	if (!sv)
+		return 0;
+	switch (m) {
+	case SMP_SRV_CONN:
+		*out = atomic_load(&sv->served);
+		break;
+	case SMP_SRV_QUEUE:
+		*out = atomic_load(&sv->queue.len);
+		break;
+	case SMP_SRV_IS_UP:
+		*out = srv_is_usable(sv);
+		break;
+	}
+	return 1;
+}
+
+static int ops_unique_id(struct smp_ctx *ctx, struct ist *out)
+{
+	struct stream *s = ctx->owner;
+	struct http_txn *t = s->txn;
+	char buf[1024];
+
+	if (!t || !s->fe->unique_id_fmt)
+		return 0;
+	if (!t->unique_id) {
+		size_t n = stream_lf_render(s, s->fe->unique_id_fmt, buf, sizeof(buf));
+
+		t->unique_id = malloc(n + 1);
+		if (!t->unique_id)
+			return 0;
+		memcpy(t->unique_id, buf, n + 1);
+	}
+	out->ptr = t->unique_id;
+	out->len = strlen(t->unique_id);
+	return 1;
+}
+
+static const struct smp_ops stream_smp_ops = {
+	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
+	.srv_metric = ops_srv_metric, .unique_id = ops_unique_id,
+};
+
+/* Prepares <c> for evaluations on <s>. */
+static void smp_ctx_init(struct stream *s, struct smp_ctx *c, enum smp_dir dir)
+{
+	struct http_txn *t = s->txn;
+
+	memset(c, 0, sizeof(*c));
+	c->ops = &stream_smp_ops;
+	c->owner = s;
+	c->dir = dir;
+	c->final = 1;
+	c->thread = th_ctx->tid;
+	c->vars[VAR_SCOPE_SESS] = s->vars_sess;
+	c->req_len = s->req.data;
+	if (!t)
+		return;
+	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
+		size_t avail = s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0;
+
+		c->req = &t->req;
+		c->req_body.ptr = s->req.area + s->req.head + t->req.head_len;
+		c->req_body.len = avail;
+		if (t->req.flags & HTTP_F_HAS_CL && !(t->req.flags & HTTP_F_CHUNKED)) {
+			if (avail > t->req.content_length)
+				c->req_body.len = t->req.content_length;
+			c->req_body_complete = avail >= t->req.content_length;
+		} else if (!(t->req.flags & HTTP_F_CHUNKED)) {
+			c->req_body_complete = 1;
+		}
+	}
+	if (t->res.head_len && !(t->flags & TX_F_RES_GONE))
+		c->res = &t->res;
+	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
+	c->txn_id = t->id;
+	c->vars[VAR_SCOPE_TXN] = &t->vars_txn;
+	c->vars[VAR_SCOPE_REQ] = &t->vars_req;
+	c->vars[VAR_SCOPE_RES] = &t->vars_res;
+}
+
+/* ---- logging ---- */
+
+void stream_log_fields(struct stream *s, struct log_fields *f)
+{
+	struct http_txn *t = s->txn;
+
+	stream_log_fields_tcp(s, f);
+	if (!t)
+		return;
+	f->is_http = 1;
+	f->status = t->status;
+	f->req_line = t->uri_copy_len ? t->uri_copy : NULL;
+	f->req_line_len = t->uri_copy_len;
+	f->Tq = t->Tq;
+	f->TR = t->TR;
+	f->Ti = t->Ti;
+	f->Tr = t->Tr;
+	f->Ta = t->Ta;
+	f->req_caps = (const char *const *)t->req_cap;
+	f->nreq_caps = s->fe->nreq_cap;
+	f->res_caps = (const char *const *)t->res_cap;
+	f->nres_caps = s->fe->nres_cap;
+	memcpy(f->cookie_term, "--", 3);
+	f->req_counter = (unsigned int)t->id;
+	f->req_counter64 = t->id;
+	f->unique_id = t->unique_id;
+}
+
+size_t stream_lf_render(struct stream *s, const struct lf_expr *e, char *out, size_t room)
+{
+	struct log_fields f;
+	struct smp_ctx c;
+	struct http_txn *t = s->txn;
+
+	smp_ctx_init(s, &c, t && t->res.head_len && !(t->flags & TX_F_RES_GONE) ?
+	                    SMP_DIR_RES : SMP_DIR_REQ);
+	stream_log_fields(s, &f);
+	f.smp = &c;
+	return lf_render(e, &f, out, room);
+}
+
+static void http_log(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct proxy *fe = s->fe;
+	int lg = fe->options & PX_O_LOG_GLOBAL;
+	int err = t->status >= 500 || s->term[0] != '-';
+	int level = 6;
+	char line[4096];
+	size_t len;
+
+	if (t->flags & (TX_F_LOGGED | TX_F_MONITOR))
+		return;
+	t->flags |= TX_F_LOGGED;
+	if (!fe->logfmt.count)
+		return;
+	if (list_empty(&fe->logs) && !(lg && !list_empty(&global.logs)))
+		return;
+	if ((fe->options & PX_O_DONTLOGNULL) && !s->bytes_in && !s->bytes_out)
+		return;
+	if ((fe->options & PX_O_DONTLOG_NORMAL) && !err)
+		return;
+	if (t->log_level >= 0)
+		level = t->log_level;
+	else if ((fe->options & PX_O_LOG_SEP_ERRORS) && err)
+		level = 3;
+	len = stream_lf_render(s, &fe->logfmt, line, sizeof(line));
+	if (!list_empty(&fe->logs))
+		log_send(&fe->logs, level, "sluice", global.pid, line, len);
+	if (lg)
+		log_send(&global.logs, level, "sluice", global.pid, line, len);
+}
+
+/* ---- local replies ---- */
+
+static void count_status(struct stream *s, int status)
+{
+	int k = status >= 100 && status < 600 ? status / 100 - 1 : 5;
+
+	CNT_INC(s->fe->fe_cnt.hrsp[k]);
+	if (s->be && s->be != s->fe)
+		CNT_INC(s->be->be_cnt.hrsp[k]);
+	if (s->srv && !(s->txn->flags & TX_F_REPLIED))
+		CNT_INC(s->srv->cnt.hrsp[k]);
+}
+
+/* Puts the reply for <status> (<r> if given, else the configured or built-in
+ * page) in the response buffer, to go through the response path like a
+ * server's response (http-after-response rules included). Returns 0, or
+ * -1 when nothing can be sent (empty errorfile, no room): close. */
+static int reply_prepare(struct stream *s, int status, const struct http_reply *r)
+{
+	struct http_txn *t = s->txn;
+	ssize_t n;
+
+	if (!r)
+		r = http_errors_find(s->be ? s->be->errors : NULL, s->fe->errors, status);
+	if (!r)
+		r = http_reply_builtin(500);
+	s->res.head = s->res.data = 0;
+	s->res_fwd = 0;
+	t->flags |= TX_F_REPLIED;
+	t->flags &= ~TX_F_RES_GONE;
+	t->res.head_len = 0;
+	if (r->flags & HTTP_REPLY_F_EMPTY)
+		return -1;
+	n = http_reply_render(r, s, s->res.area, s->res.size);
+	if (n <= 0)
+		return -1;
+	s->res.data = (size_t)n;
+	if (r->flags & HTTP_REPLY_F_CLOSE)
+		t->flags |= TX_F_CLI_CLOSE;
+	return 0;
+}
+
+/* The request is answered by sluice: the server side is not used for this
+ * transaction; the request's remaining bytes are read and dropped. */
+static void reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b)
+{
+	struct http_txn *t = s->txn;
+
+	if (s->term[0] == '-') {
+		s->term[0] = a;
+		s->term[1] = b;
+	}
+	if (status == 400 || status == 408 || status == 501 || status == 414 || status == 431)
+		t->flags |= TX_F_CLI_CLOSE;
+	if (reply_prepare(s, status, r) < 0) {
+		s->st = SST_CLOSED;
+		return;
+	}
+	CNT_INC(s->fe->fe_cnt.intercepted);
+	if (!t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
+		/* no request head to skip: nothing more will be read */
+		t->req_body.done = 1;
+		t->flags |= TX_F_CLI_CLOSE;
+	}
+	s->st = SST_HTTP_XFER;
+}
+
+int http_stream_abort(struct stream *s, char a, char b)
+{
+	struct http_txn *t = s->txn;
+	int status;
+
+	if (a == 'C' || a == 'c' || (t->flags & (TX_F_RES_STARTED | TX_F_REPLIED)) ||
+	    s->st == SST_HTTP_XFER || s->st == SST_ESTABLISHED)
+		return 0;
+	if (b == 'Q' || b == 'C')
+		status = 503;
+	else if (a == 's')
+		status = 504;
+	else if (a == 'P' && b == 'R')
+		status = 503;   /* no backend */
+	else
+		status = 502;
+	reply_start(s, status, NULL, a, b);
+	return s->st != SST_CLOSED;
+}
+
+/* ---- request analysis ---- */
+
+static void copy_request_line(struct http_txn *t)
+{
+	const struct http_msg *m = &t->req;
+	size_t n = 0, max = sizeof(t->uri_copy) - 1;
+	const struct ist parts[3] = { m->method, m->uri, m->version };
+
+	for (int i = 0; i < 3 && n < max; i++) {
+		size_t l = parts[i].len < max - n ? parts[i].len : max - n;
+
+		if (i && n < max)
+			t->uri_copy[n++] = ' ';
+		l = parts[i].len < max - n ? parts[i].len : max - n;
+		memcpy(t->uri_copy + n, parts[i].ptr, l);
+		n += l;
+	}
+	t->uri_copy[n] = '\0';
+	t->uri_copy_len = n;
+}
+
+static void body_init(struct txn_body *b, const struct http_msg *m, int is_req)
+{
+	memset(b, 0, sizeof(*b));
+	if (m->flags & HTTP_F_BODYLESS) {
+		b->done = 1;
+	} else if (m->flags & HTTP_F_CHUNKED) {
+		b->chunked = 1;
+		h1_chunk_init(&b->chunk);
+	} else if (m->flags & HTTP_F_HAS_CL) {
+		b->left = m->content_length;
+		b->done = !b->left;
+	} else if (is_req || (m->flags & HTTP_F_XFER_LEN)) {
+		b->done = 1;
+	} else {
+		b->until_close = 1;
+	}
+}
+
+/* The connection modes: the frontend's for the client side, the stronger
+ * of both for the server side, as HAProxy combines them. */
+static enum px_http_conn srv_conn_mode(const struct stream *s)
+{
+	enum px_http_conn a = s->fe->http_conn, b = s->be ? s->be->http_conn : a;
+
+	return a > b ? a : b;
+}
+
+static void add_fwd_header(struct stream *s, const struct px_fwd_hdr *cfg, const char *def,
+                           const struct sockaddr_storage *addr, int if_none)
+{
+	struct http_txn *t = s->txn;
+	struct ist name;
+	char ip[64];
+
+	name.ptr = cfg->hdr ? cfg->hdr : def;
+	name.len = strlen(name.ptr);
+	if (addr->ss_family != AF_INET && addr->ss_family != AF_INET6)
+		return;
+	if (cfg->has_except && addr_in_net(addr, &cfg->except_net, cfg->except_plen))
+		return;
+	if (if_none && http_hdr_find(&t->req, name, 0) >= 0)
+		return;
+	addr_host_str(addr, ip, sizeof(ip));
+	if (http_hdr_add(&t->req_edit, name, (struct ist){ ip, strlen(ip) }) < 0)
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+}
+
+/* Headers sluice adds once the rules ran: unique-id, X-Forwarded-For,
+ * X-Original-To, captures. */
+static void request_final_edits(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	const struct proxy *fe = s->fe, *be = s->be;
+	struct smp_ctx c;
+	struct ist v;
+
+	if (fe->unique_id_hdr && fe->unique_id_fmt) {
+		smp_ctx_init(s, &c, SMP_DIR_REQ);
+		if (ops_unique_id(&c, &v))
+			http_hdr_add(&t->req_edit, (struct ist){ fe->unique_id_hdr,
+			             strlen(fe->unique_id_hdr) }, v);
+	}
+	if ((fe->options | be->options) & PX_O_FORWARDFOR) {
+		const struct px_fwd_hdr *cfg = (be->options & PX_O_FORWARDFOR) ? &be->fwdfor : &fe->fwdfor;
+
+		add_fwd_header(s, cfg, "x-forwarded-for", &s->cli.src, cfg->if_none);
+	}
+	if ((fe->options | be->options) & PX_O_ORIGINALTO) {
+		const struct px_fwd_hdr *cfg = (be->options & PX_O_ORIGINALTO) ? &be->origto : &fe->origto;
+
+		add_fwd_header(s, cfg, "x-original-to", conn_dst(&s->cli), 0);
+	}
+	for (int i = 0; i < fe->nreq_cap && i < TXN_MAX_CAPTURES; i++) {
+		const struct px_capture *cap = &fe->req_cap[i];
+
+		if (http_hdr_occ(&t->req, (struct ist){ cap->name, strlen(cap->name) }, -1, 0, &v)) {
+			size_t l = v.len < (size_t)cap->len ? v.len : (size_t)cap->len;
+
+			t->req_cap[i] = malloc(l + 1);
+			if (t->req_cap[i]) {
+				memcpy(t->req_cap[i], v.ptr, l);
+				t->req_cap[i][l] = '\0';
+			}
+		}
+	}
+}
+
+/* Serialises the analysed request head into the request buffer and
+ * approves it for sending. Returns 0 or -1 (no room: 500). */
+static int request_emit_head(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
+	ssize_t n;
+
+	if ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE))
+		fl |= H1O_F_TUNNEL;
+	if (srv_conn_mode(s) != PX_HTTP_KAL)
+		fl |= H1O_F_CONN_CLOSE;
+	else if (!(m->flags & HTTP_F_VER_11))
+		fl |= H1O_F_CONN_KA;
+	if (!(fl & H1O_F_TUNNEL) && (fl & H1O_F_CONN_CLOSE))
+		t->flags |= TX_F_SRV_CLOSE;
+	n = reframe_head(&s->req, 0, m->head_len, m, fl);
+	if (n < 0)
+		return -1;
+	s->req_fwd = (uint64_t)n;
+	t->flags |= TX_F_REQ_GONE;
+	m->nhdrs = 0;
+	m->head_len = 0;
+	return 0;
+}
+
+/* A client that sent "Expect: 100-continue" waits for it before sending
+ * the body sluice is about to wait for: answer it now, and drop the
+ * expectation from the request (it has been met). */
+static void send_100_continue(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+	if (!(t->req.flags & HTTP_F_EXPECT_100) || (t->flags & TX_F_CONT_SENT))
+		return;
+	t->flags |= TX_F_CONT_SENT;
+	if (send(s->cli.ph.fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+		s->bytes_out += sizeof(cont) - 1;
+	http_hdr_del(&t->req_edit, IST("expect"), HTTP_MATCH_STR, NULL, NULL);
+}
+
+/* Runs the rules of <list> for the request. Returns 1 to go on, 0 when the
+ * stream must wait (yield) or the request was answered. */
+static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
+                         enum act_ruleset set, int final)
+{
+	struct http_txn *t = s->txn;
+	struct smp_ctx c;
+	struct act_env env;
+	enum act_verdict v;
+
+	if (list_empty(rules))
+		return 1;
+	smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = final;
+	memset(&env, 0, sizeof(env));
+	env.s = s;
+	env.px = px;
+	env.set = set;
+	env.smp = &c;
+	env.msg = &t->req;
+	env.edit = &t->req_edit;
+	env.reply = &s->res;
+	env.resume = t->resume;
+	s->res.head = s->res.data = 0;
+	v = act_exec(rules, &env);
+	t->resume = NULL;
+	switch (v) {
+	case ACT_V_CONTINUE:
+	case ACT_V_STOP:
+		return 1;
+	case ACT_V_YIELD:
+		t->resume = env.resume;
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now_ms(), first_set(s->fe->timeout_http_request,
+		                                                 s->fe->timeout_client));
+		send_100_continue(s);
+		return 0;
+	case ACT_V_DENY:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		if (s->be && s->be != s->fe)
+			CNT_INC(s->be->be_cnt.denied_req);
+		reply_start(s, env.status ? env.status : 403, env.deny_reply, 'P', 'R');
+		return 0;
+	case ACT_V_TARPIT:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		t->flags |= TX_F_TARPIT;
+		t->status = env.status ? env.status : 500;
+		s->st = SST_HTTP_TARPIT;
+		s->http_exp = tick_add_ifset(now_ms(), first_set(px->timeout_tarpit,
+		                             px->timeout_connect));
+		if (!s->http_exp)
+			s->http_exp = now_ms();
+		return 0;
+	case ACT_V_REPLY:
+		if (s->term[0] == '-') {
+			s->term[0] = 'L';
+			s->term[1] = 'R';
+		}
+		if (env.close)
+			t->flags |= TX_F_CLI_CLOSE;
+		t->flags |= TX_F_REPLIED;
+		CNT_INC(s->fe->fe_cnt.intercepted);
+		s->st = SST_HTTP_XFER;
+		return 0;
+	case ACT_V_REJECT:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		s->term[0] = 'P';
+		s->term[1] = 'R';
+		s->st = SST_CLOSED;
+		return 0;
+	case ACT_V_ERROR:
+		CNT_INC(px->fe_cnt.failed_rewrites);
+		reply_start(s, 500, NULL, 'P', 'R');
+		return 0;
+	case ACT_V_USE_SERVICE:
+		reply_start(s, 503, NULL, 'P', 'R');
+		return 0;
+	case ACT_V_CLOSE:
+	case ACT_V_SWITCH_HTTP:
+		return 1;   /* not meaningful on an HTTP request */
+	}
+	return 1;
+}
+
+static struct proxy *http_choose_backend(struct stream *s)
+{
+	struct proxy *fe = s->fe;
+	struct list *pos;
+
+	for (pos = fe->use_backends.next; pos != &fe->use_backends; pos = pos->next) {
+		struct use_backend_rule *r = list_elem(pos, struct use_backend_rule, list);
+
+		if (r->cond) {
+			struct smp_ctx c;
+
+			smp_ctx_init(s, &c, SMP_DIR_REQ);
+			if (acl_cond_eval(r->cond, &c) != ACL_TEST_PASS)
+				continue;
+		}
+		if (r->dyn) {
+			char name[256];
+			struct proxy *be;
+
+			stream_lf_render(s, r->dyn, name, sizeof(name));
+			be = proxy_find(name, PX_CAP_BE);
+			if (be)
+				return be;
+			continue;
+		}
+		if (r->be)
+			return r->be;
+	}
+	if (fe->defbe)
+		return fe->defbe;
+	return (fe->cap & PX_CAP_BE) ? fe : NULL;
+}
+
+enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
+
+static int monitor_hit(const struct stream *s)
+{
+	const char *mu = s->fe->monitor_uri;
+	struct ist target = s->txn->req.uri;
+	size_t l;
+
+	if (!mu)
+		return 0;
+	l = strlen(mu);
+	if (mu[0] == '/')
+		target = http_uri_path(target);
+	return target.len == l && memcmp(target.ptr, mu, l) == 0;
+}
+
+/* The request analysis steps, resumable after a rule yielded. */
+static void http_analyze(struct stream *s, int final)
+{
+	struct http_txn *t = s->txn;
+
+	switch (t->ana_step) {
+	case ANA_TCP:
+		if (!run_req_rules(s, s->fe, &s->fe->tcp_req_cont_rules, ACT_TCP_REQ_CONT, final))
+			return;
+		t->ana_step = ANA_MONITOR;
+		/* fall through */
+	case ANA_MONITOR:
+		if (monitor_hit(s)) {
+			t->flags |= TX_F_MONITOR;
+			reply_start(s, 200, NULL, '-', '-');
+			return;
+		}
+		t->ana_step = ANA_FE_RULES;
+		/* fall through */
+	case ANA_FE_RULES:
+		if (!run_req_rules(s, s->fe, &s->fe->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_BACKEND;
+		/* fall through */
+	case ANA_BACKEND: {
+		struct proxy *be = http_choose_backend(s);
+
+		if (!be) {
+			reply_start(s, 503, NULL, 'P', 'R');
+			return;
+		}
+		stream_set_backend(s, be);
+		t->ana_step = ANA_BE_RULES;
+	}
+		/* fall through */
+	case ANA_BE_RULES:
+		if (s->be != s->fe &&
+		    !run_req_rules(s, s->be, &s->be->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_DONE;
+		/* fall through */
+	default:
+		break;
+	}
+	request_final_edits(s);
+	if (request_emit_head(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+		reply_start(s, 500, NULL, 'P', 'R');
+		return;
+	}
+	s->st = SST_ASSIGN;
+}
+
+/* A complete request head was parsed. */
+static void request_parsed(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	uint64_t now = now_ms();
+
+	t->req_head_ms = now;
+	t->TR = (int)(now - t->req_first_ms);
+	t->Ti = (int)(t->req_first_ms - t->idle_start_ms);
+	t->Tq = t->Ti + t->TR;
+	t->meth = m->meth;
+	copy_request_line(t);
+	http_edit_init(&t->req_edit, m, t->req_arena, sizeof(t->req_arena), TXN_HDRS_CAP);
+	http_hdr_del_conn_named(&t->req_edit, (m->flags & HTTP_F_UPGRADE) &&
+	                                      (m->flags & HTTP_F_CONN_UPGRADE));
+	body_init(&t->req_body, m, 1);
+	CNT_INC(s->fe->fe_cnt.cum_req);
+	atomic_fetch_add(&global.cum_req, 1);
+	if (s->fe->http_conn != PX_HTTP_KAL || (m->flags & HTTP_F_CONN_CLOSE) ||
+	    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
+		t->flags |= TX_F_CLI_CLOSE;
+	s->http_exp = 0;
+	s->cli_exp = tick_add_ifset(now, s->fe->timeout_client);
+	if ((s->fe->options & PX_O_HTTP_BUFFER_REQ) && !t->req_body.done) {
+		/* http-buffer-request: the body (what fits) before the rules */
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now, first_set(s->fe->timeout_http_request,
+		                                            s->fe->timeout_client));
+		send_100_continue(s);
+		return;
+	}
+	http_analyze(s, 1);
+}
+
+/* Reads the client while a head is pending, keeping HTTP_RESERVE free.
+ * Returns -1 on a connection error. */
+static int read_client_head(struct stream *s)
+{
+	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT)) {
+		size_t max = s->req.size - HTTP_RESERVE;
+		ssize_t n;
+
+		if (s->req.data >= max)
+			break;
+		buf_align0(&s->req);
+		n = conn_recv_max(&s->cli, &s->req, max - s->req.data);
+		if (n <= 0)
+			break;
+		s->bytes_in += (uint64_t)n;
+	}
+	return (s->cli.flags & CONN_F_ERROR) ? -1 : 0;
+}
+
+/* A server connection kept between transactions is checked while idle:
+ * the server closing it (or sending anything) ends it. */
+static void check_kept_server_conn(struct stream *s)
+{
+	char c;
+	ssize_t n;
+
+	if (!conn_is_open(&s->sc) || !(s->sc.flags & (CONN_F_RD_READY | CONN_F_HUP | CONN_F_ERROR)))
+		return;
+	n = recv(s->sc.ph.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !(s->sc.flags & CONN_F_HUP)) {
+		s->sc.flags &= ~CONN_F_RD_READY;
+		return;
+	}
+	if (s->sc_srv)
+		atomic_fetch_sub(&s->sc_srv->used_conns, 1);
+	conn_close(&s->sc);
+	conn_init(&s->sc, s->task);
+	s->sc_srv = NULL;
+}
+
+static void http_wait_req(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct proxy *fe = s->fe;
+	struct h1_error err;
+	enum h1_result r;
+	int failed;
+
+	check_kept_server_conn(s);
+	failed = read_client_head(s);
+	if (s->req.data && !t->req_first_ms) {
+		t->req_first_ms = now_ms();
+		if (s->txn_count)
+			s->http_exp = tick_add_ifset(t->req_first_ms,
+			                             first_set(fe->timeout_http_request,
+			                                       fe->timeout_client));
+	}
+	if (s->req.data) {
+		buf_align0(&s->req);
+		r = h1_parse_head(s->req.area, s->req.data, 1, HTTP_METH_OTHER,
+		                  s->req.size - HTTP_RESERVE,
+		                  (fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0,
+		                  &t->req, &err);
+		if (r == H1_OK) {
+			request_parsed(s);
+			return;
+		}
+		if (r == H1_ERROR) {
+			t->err_reason = err.reason;
+			CNT_INC(fe->fe_cnt.failed_req);
+			t->req.head_len = 0;
+			t->uri_copy_len = 0;
+			reply_start(s, err.status, NULL, 'P', 'R');
+			return;
+		}
+	}
+	if (failed || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP))) {
+		if (!s->req.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
+			t->flags |= TX_F_LOGGED;   /* a keep-alive or probe connection ends */
+			s->st = SST_CLOSED;
+			return;
+		}
+		CNT_INC(fe->fe_cnt.failed_req);
+		CNT_INC(fe->fe_cnt.cli_aborts);
+		if (failed) {
+			stream_abort(s, 'C', 'R');
+			t->status = -1;
+			return;
+		}
+		reply_start(s, 400, NULL, 'C', 'R');
+		return;
+	}
+	if (s->http_exp && now_ms() >= s->http_exp) {
+		if (!s->req.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
+			t->flags |= TX_F_LOGGED;
+			s->st = SST_CLOSED;
+			return;
+		}
+		CNT_INC(fe->fe_cnt.failed_req);
+		reply_start(s, 408, NULL, 'c', 'R');
+	}
+}
+
+/* Waiting for the request body (http-buffer-request, wait-for-body): the
+ * analysis resumes once the body is complete, the buffer full, the client
+ * done sending, or the request timeout struck. */
+static void http_body_wait(struct stream *s)
+{
+	struct smp_ctx c;
+
+	if (read_client_head(s) < 0 || (s->cli.flags & CONN_F_HUP)) {
+		stream_abort(s, 'C', 'R');
+		return;
+	}
+	smp_ctx_init(s, &c, SMP_DIR_REQ);
+	if (!c.req_body_complete && s->req.data < s->req.size - HTTP_RESERVE &&
+	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
+		return;
+	s->st = SST_HTTP_WAIT_REQ;   /* the analysis sets the next state */
+	http_analyze(s, 1);
+	if (s->st == SST_HTTP_BODY_WAIT)
+		reply_start(s, 500, NULL, 'P', 'R');
+}
+
+/* ---- transfer ---- */
+
+/* Extends the approved bytes of a body over what arrived. Returns -1 on a
+ * framing error. */
+static int approve_body(struct txn_body *b, struct buffer *buf, uint64_t *fwd, int src_shut)
+{
+	size_t avail = buf->data - *fwd;
+
+	if (b->done || !avail)
+		return b->done || !(b->until_close && src_shut) ? 0 : (b->done = 1, 0);
+	if (b->until_close) {
+		*fwd += avail;
+	} else if (b->chunked) {
+		size_t n = h1_chunk_feed(&b->chunk, buf_head(buf) + *fwd, avail, NULL, NULL);
+
+		*fwd += n;
+		if (b->chunk.st == H1C_ERROR)
+			return -1;
+		if (b->chunk.st == H1C_DONE)
+			b->done = 1;
+	} else {
+		uint64_t n = avail < b->left ? avail : b->left;
+
+		*fwd += n;
+		b->left -= n;
+		b->done = !b->left;
+	}
+	return 0;
+}
+
+/* Moves the request toward the server (or drops it when sluice answered
+ * itself). Returns 1 on progress, -1 on error (term set). */
+static int xfer_request(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int progress = 0;
+
+	if (!t->req_body.done && (s->cli.flags & CONN_F_RD_READY) &&
+	    !(s->cli.flags & CONN_F_RD_SHUT) && buf_room(&s->req)) {
+		ssize_t n = conn_recv(&s->cli, &s->req);
+
+		if (n > 0) {
+			s->bytes_in += (uint64_t)n;
+			s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
+			progress = 1;
+		}
+	}
+	if (t->flags & TX_F_REPLIED) {
+		/* skip the request head and body sluice answered */
+		if (t->req.head_len) {
+			s->req_fwd = t->req.head_len;
+			t->req.head_len = 0;
+			t->req.nhdrs = 0;
+			t->flags |= TX_F_REQ_GONE;
+		}
+	}
+	if (approve_body(&t->req_body, &s->req, &s->req_fwd, 0) < 0) {
+		t->err_reason = "invalid chunked request body";
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		return -1;
+	}
+	if (t->flags & TX_F_REPLIED) {
+		if (s->req_fwd) {
+			buf_consume(&s->req, s->req_fwd);
+			s->req_fwd = 0;
+			progress = 1;
+		}
+		if (!t->req_body.done && (t->req_body.left > s->req.size || t->req_body.chunked))
+			t->flags |= TX_F_CLI_CLOSE;   /* too much to drain: close after */
+		return progress;
+	}
+	if (s->req_fwd && (s->sc.flags & CONN_F_WR_READY) && !(s->sc.flags & CONN_F_ERROR)) {
+		ssize_t n = conn_send_max(&s->sc, &s->req, s->req_fwd);
+
+		if (n > 0) {
+			s->req_fwd -= (uint64_t)n;
+			s->srv_exp = tick_add_ifset(now_ms(), s->txn->srv_timeout_ms ?
+			                            s->txn->srv_timeout_ms : s->be->timeout_server);
+			progress = 1;
+			if (!s->req_fwd && t->req_body.done)
+				t->req_sent_ms = now_ms();
+		}
+	}
+	return progress;
+}
+
+/* Response rules of <px> (http-response or http-after-response). Returns 0
+ * to go on, -1 when the response was replaced or the stream must close. */
+static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
+                         enum act_ruleset set)
+{
+	struct http_txn *t = s->txn;
+	struct smp_ctx c;
+	struct act_env env;
+	enum act_verdict v;
+
+	if (list_empty(rules))
+		return 0;
+	smp_ctx_init(s, &c, SMP_DIR_RES);
+	memset(&env, 0, sizeof(env));
+	env.s = s;
+	env.px = px;
+	env.set = set;
+	env.smp = &c;
+	env.msg = &t->res;
+	env.edit = &t->res_edit;
+	v = act_exec(rules, &env);
+	switch (v) {
+	case ACT_V_DENY:
+		if (set != ACT_HTTP_RES)
+			return 0;
+		CNT_INC(px->fe_cnt.denied_resp);
+		CNT_INC(s->fe->fe_cnt.denied_resp);
+		t->flags |= TX_F_SRV_CLOSE;
+		reply_prepare(s, env.status ? env.status : 502, env.deny_reply);
+		if (s->term[0] == '-') {
+			s->term[0] = 'P';
+			s->term[1] = 'H';
+		}
+		return -1;
+	case ACT_V_ERROR:
+		CNT_INC(px->fe_cnt.failed_rewrites);
+		if (set != ACT_HTTP_RES)
+			return 0;
+		t->flags |= TX_F_SRV_CLOSE;
+		reply_prepare(s, 500, NULL);
+		return -1;
+	case ACT_V_REJECT:
+		s->term[0] = 'P';
+		s->term[1] = 'H';
+		return -2;
+	default:
+		return 0;
+	}
+}
+
+/* A final response head is parsed at offset s->res_fwd of the response
+ * buffer: rules, then serialisation. Returns 0, or -1 to close. */
+static int response_parsed(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->res;
+	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
+	int from_server = !(t->flags & TX_F_REPLIED);
+	size_t off = (size_t)s->res_fwd;
+	int rc;
+	ssize_t n;
+
+	if (from_server) {
+		t->res_head_ms = now_ms();
+		t->Tr = (int)(t->res_head_ms - (t->req_sent_ms ? t->req_sent_ms : t->req_head_ms));
+		t->srv_status = m->status;
+	}
+	http_edit_init(&t->res_edit, m, t->res_arena, sizeof(t->res_arena), TXN_HDRS_CAP);
+	if (m->flags & HTTP_F_TUNNEL)
+		fl |= H1O_F_TUNNEL;
+	if (from_server) {
+		if ((m->flags & HTTP_F_CONN_CLOSE) || !(m->flags & HTTP_F_XFER_LEN) ||
+		    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
+			t->flags |= TX_F_SRV_CLOSE;
+		http_hdr_del_conn_named(&t->res_edit, !!(m->flags & HTTP_F_TUNNEL));
+		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
+		if (!rc && s->be != s->fe)
+			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
+		if (rc == -2)
+			return -1;
+		if (rc == -1)
+			return 1;   /* replaced by a local reply: parse it instead */
+	}
+	if (s->be && run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) == -2)
+		return -1;
+	if (s->be != s->fe && run_res_rules(s, s->fe, &s->fe->http_after_rules, ACT_HTTP_AFTER) == -2)
+		return -1;
+	t->status = m->status;
+	for (int i = 0; i < s->fe->nres_cap && i < TXN_MAX_CAPTURES; i++) {
+		const struct px_capture *cap = &s->fe->res_cap[i];
+		struct ist v;
+
+		if (http_hdr_occ(m, (struct ist){ cap->name, strlen(cap->name) }, -1, 0, &v)) {
+			size_t l = v.len < (size_t)cap->len ? v.len : (size_t)cap->len;
+
+			free(t->res_cap[i]);
+			t->res_cap[i] = malloc(l + 1);
+			if (t->res_cap[i]) {
+				memcpy(t->res_cap[i], v.ptr, l);
+				t->res_cap[i][l] = '\0';
+			}
+		}
+	}
+	body_init(&t->res_body, m, 0);
+	if (t->res_body.until_close)
+		t->flags |= TX_F_CLI_CLOSE;   /* the body ends with the connection */
+	if (m->flags & HTTP_F_TUNNEL) {
+		t->flags |= TX_F_TUNNEL;
+	} else if (t->flags & TX_F_CLI_CLOSE) {
+		fl |= H1O_F_CONN_CLOSE;
+	} else if (!(m->flags & HTTP_F_VER_11) || !(t->req.flags & HTTP_F_VER_11)) {
+		/* with HTTP/1.0 on either side, persistence must be explicit */
+		fl |= H1O_F_CONN_KA;
+	} else {
+		fl |= H1O_F_CONN_SCRUB;
+	}
+	n = reframe_head(&s->res, off, m->head_len, m, fl);
+	if (n < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+		return -1;
+	}
+	s->res_fwd = off + (uint64_t)n;
+	t->flags |= TX_F_RES_GONE;
+	m->nhdrs = 0;
+	count_status(s, t->status);
+	return 0;
+}
+
+/* Reads and parses the response head (server's, or sluice's own in the
+ * response buffer). Returns 1 on progress, 0 when waiting, -1 on error
+ * (term and reply decided). */
+static int xfer_response_head(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int replied = !!(t->flags & TX_F_REPLIED);
+	int progress = 0;
+	struct h1_error err;
+	enum h1_result r;
+
+	if (!replied) {
+		while ((s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT)) {
+			size_t max = s->res.size - HTTP_RESERVE;
+			ssize_t n;
+
+			if (s->res.data >= max)
+				break;
+			buf_align0(&s->res);
+			n = conn_recv_max(&s->sc, &s->res, max - s->res.data);
+			if (n <= 0)
+				break;
+			progress = 1;
+		}
+	}
+	if (s->res.data <= s->res_fwd)
+		goto check_end;
+	buf_align0(&s->res);
+	r = h1_parse_head(s->res.area + s->res_fwd, s->res.data - s->res_fwd, 0, t->meth,
+	                  s->res.size - HTTP_RESERVE,
+	                  (s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ? H1_O_ACCEPT_INVALID : 0,
+	                  &t->res, &err);
+	if (r == H1_ERROR) {
+		t->err_reason = err.reason;
+		if (s->be)
+			CNT_INC(s->be->be_cnt.failed_resp);
+		if (s->srv)
+			CNT_INC(s->srv->cnt.failed_resp);
+		t->flags |= TX_F_SRV_CLOSE;
+		if (replied || s->res_fwd)
+			return -1;
+		reply_start(s, 502, NULL, 'P', 'H');
+		return 1;
+	}
+	if (r == H1_OK) {
+		if (t->res.status < 200 && t->res.status != 101) {
+			/* interim response: forwarded as it is */
+			s->res_fwd += t->res.head_len;
+			t->resp_interim++;
+			return 1;
+		}
+		int rc = response_parsed(s);
+
+		if (rc > 0)
+			return 1;   /* a deny replaced it: loop to parse the reply */
+		if (rc < 0) {
+			if (s->term[0] == '-') {
+				s->term[0] = 'P';
+				s->term[1] = 'H';
+			}
+			return -1;
+		}
+		return 1;
+	}
+check_end:
+	if (replied)
+		return progress;
+	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
+		t->flags |= TX_F_SRV_CLOSE;
+		if (s->be)
+			CNT_INC(s->be->be_cnt.srv_aborts);
+		if (s->srv)
+			CNT_INC(s->srv->cnt.failed_resp);
+		if (s->res_fwd || (t->flags & TX_F_RES_STARTED))
+			return -1;
+		reply_start(s, 502, NULL, 'S', 'H');
+		return 1;
+	}
+	return progress;
+}
+
+static int xfer_response_body(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int progress = 0;
+
+	if (!(t->flags & TX_F_REPLIED) && !t->res_body.done &&
+	    (s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT) &&
+	    buf_room(&s->res)) {
+		ssize_t n = conn_recv(&s->sc, &s->res);
+
+		if (n > 0) {
+			progress = 1;
+			s->srv_exp = tick_add_ifset(now_ms(), t->srv_timeout_ms ?
+			                            t->srv_timeout_ms : s->be->timeout_server);
+		}
+	}
+	if (approve_body(&t->res_body, &s->res, &s->res_fwd,
+	                 !!(s->sc.flags & CONN_F_RD_SHUT)) < 0) {
+		t->err_reason = "invalid chunked response body";
+		return -1;
+	}
+	return progress;
+}
+
+static int xfer_to_client(struct stream *s)
+{
+	if (s->res_fwd && (s->cli.flags & CONN_F_WR_READY) && !(s->cli.flags & CONN_F_ERROR)) {
+		ssize_t n = conn_send_max(&s->cli, &s->res, s->res_fwd);
+
+		if (n > 0) {
+			s->res_fwd -= (uint64_t)n;
+			s->bytes_out += (uint64_t)n;
+			s->txn->flags |= TX_F_RES_STARTED;
+			s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void txn_end(struct stream *s);
+
+static void switch_to_tunnel(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	/* what is left goes through raw: buffers hold only tunnel bytes now
+	 * (the 101/2xx head is being sent, request had no body) */
+	t->status = t->res.status;
+	http_log(s);
+	s->st = SST_ESTABLISHED;
+	s->cli_exp = tick_add_ifset(now_ms(), side_timeout(s, 1));
+	s->srv_exp = tick_add_ifset(now_ms(), side_timeout(s, 0));
+}
+
+static void http_xfer(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int more = 0;
+
+	for (int round = 0; round < HTTP_FWD_ROUNDS; round++) {
+		int p = 0, rc;
+
+		rc = xfer_request(s);
+		if (rc < 0) {
+			if (!(t->flags & (TX_F_RES_STARTED | TX_F_REPLIED))) {
+				t->flags |= TX_F_SRV_CLOSE;
+				reply_start(s, 400, NULL, 'P', 'R');
+				return;
+			}
+			stream_abort(s, 'P', 'D');
+			return;
+		}
+		p |= rc;
+		if (!(t->flags & TX_F_RES_GONE)) {
+			rc = xfer_response_head(s);
+			if (rc < 0) {
+				if (s->term[0] == '-') {
+					s->term[0] = 'S';
+					s->term[1] = 'H';
+				}
+				s->st = SST_CLOSED;
+				return;
+			}
+			if (s->st != SST_HTTP_XFER)
+				return;
+			p |= rc;
+		}
+		if (t->flags & TX_F_RES_GONE) {
+			rc = xfer_response_body(s);
+			if (rc < 0) {
+				stream_abort(s, 'S', 'D');
+				return;
+			}
+			p |= rc;
+		}
+		p |= xfer_to_client(s);
+		if ((t->flags & TX_F_TUNNEL) && !s->res_fwd) {
+			switch_to_tunnel(s);
+			return;
+		}
+		if ((t->flags & TX_F_RES_GONE) && t->res_body.done && !s->res_fwd) {
+			txn_end(s);
+			return;
+		}
+		if (!p)
+			break;
+		more = round == HTTP_FWD_ROUNDS - 1;
+	}
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		stream_abort(s, 'C', (t->flags & TX_F_RES_GONE) ? 'D' : 'H');
+		return;
+	}
+	if (!(t->flags & TX_F_REPLIED) && (s->sc.flags & CONN_F_ERROR) &&
+	    (t->flags & TX_F_RES_GONE)) {
+		stream_abort(s, 'S', 'D');
+		return;
+	}
+	if (s->cli_exp && now_ms() >= s->cli_exp && (s->res_fwd || !t->req_body.done)) {
+		stream_abort(s, 'c', (t->flags & TX_F_RES_GONE) ? 'D' : 'H');
+		return;
+	}
+	if (!(t->flags & TX_F_REPLIED) && s->srv_exp && now_ms() >= s->srv_exp) {
+		t->flags |= TX_F_SRV_CLOSE;
+		if (!(t->flags & (TX_F_RES_GONE | TX_F_RES_STARTED)) && !s->res_fwd) {
+			if (s->srv)
+				CNT_INC(s->srv->cnt.failed_resp);
+			reply_start(s, 504, NULL, 's', 'H');
+			return;
+		}
+		stream_abort(s, 's', 'D');
+		return;
+	}
+	if (more)
+		task_wakeup(s->task, TASK_WOKEN_OTHER);
+}
+
+/* ---- end of a transaction ---- */
+
+static void keep_or_close_server_conn(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int reusable = conn_is_open(&s->sc) && s->srv &&
+	               !(t->flags & (TX_F_SRV_CLOSE | TX_F_REPLIED)) && t->req_body.done &&
+	               !s->req_fwd && s->res.data == 0 &&
+	               !(s->sc.flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT));
+
+	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
+	    !(t->flags & TX_F_SRV_CLOSE))
+		return;   /* untouched kept connection: stays */
+	if (!conn_is_open(&s->sc))
+		return;
+	if (reusable && (t->flags & TX_F_CLI_CLOSE) && s->be->http_reuse != PX_REUSE_NEVER &&
+	    srv_idle_put(s->srv, &s->sc, 1) == 0) {
+		atomic_fetch_sub(&s->srv->used_conns, 1);
+		conn_init(&s->sc, s->task);
+		s->sc_srv = NULL;
+		return;
+	}
+	if (reusable && !(t->flags & TX_F_CLI_CLOSE)) {
+		s->sc_srv = s->srv;   /* kept for the next request of this client */
+		return;
+	}
+	atomic_fetch_sub(&(s->sc_srv ? s->sc_srv : s->srv)->used_conns, 1);
+	conn_close(&s->sc);
+	conn_init(&s->sc, s->task);
+	s->sc_srv = NULL;
+}
+
+static void txn_account(struct stream *s)
+{
+	if (s->srv) {
+		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
+	}
+	if (s->be) {
+		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
+	}
+	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
+	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
+}
+
+/* Resets what is per transaction in the stream for the next request. */
+static void stream_next_txn(struct stream *s)
+{
+	s->bytes_in = s->bytes_out = 0;
+	s->srv = NULL;
+	s->prev_srv = NULL;
+	s->has_slot = 0;
+	s->retries_done = s->redispatched = 0;
+	strcpy(s->term, "--");
+	s->Tw = s->Tc = -1;
+	s->qtime_us = s->ctime_us = 0;
+	s->srv_queue_len = s->be_queue_len = 0;
+	s->has_hkey = 0;
+	s->accept_us = stream_wall_us();
+	s->accept_ms = now_ms();
+	s->accept_ns = sched_now_ns();
+	s->cli_exp = s->srv_exp = s->conn_exp = s->queue_exp = 0;
+	memset(&s->pend, 0, sizeof(s->pend));
+	pendconn_init(&s->pend, s->task);
+}
+
+static void txn_end(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	uint64_t now = now_ms();
+
+	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
+	if (t->status < 0 && t->res.status)
+		t->status = t->res.status;
+	/* the log runs while the backend still counts this stream (%bc) */
+	if (s->be)
+		atomic_fetch_sub(&s->be->beconn, 1);
+	http_log(s);
+	if (s->be)
+		atomic_fetch_add(&s->be->beconn, 1);
+	txn_account(s);
+	if (s->Tc >= 0 && s->srv && s->be)
+		stream_record_times(s);
+	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
+		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
+	keep_or_close_server_conn(s);
+	s->res.head = s->res.data = 0;
+	s->res_fwd = 0;
+	stream_release_server(s);
+	if (s->be)
+		atomic_fetch_sub(&s->be->beconn, 1);
+	s->be = NULL;
+	s->txn_count++;
+	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {
+		txn_cleanup(t);
+		t->flags |= TX_F_LOGGED;
+		conn_shutw(&s->cli);
+		s->st = SST_HTTP_LINGER;
+		s->http_exp = now + (s->fe->timeout_client_fin && s->fe->timeout_client_fin < LINGER_MS ?
+		                     (uint64_t)s->fe->timeout_client_fin : LINGER_MS);
+		s->req.head = s->req.data = 0;
+		return;
+	}
+	txn_cleanup(t);
+	stream_next_txn(s);
+	txn_start(s);
+	s->st = SST_HTTP_WAIT_REQ;
+	s->http_exp = tick_add_ifset(now, first_set(s->fe->timeout_http_keep_alive,
+	                             first_set(s->fe->timeout_http_request, s->fe->timeout_client)));
+	if (s->req.data)
+		task_wakeup(s->task, TASK_WOKEN_OTHER);   /* a pipelined request */
+}
+
+static void http_linger(struct stream *s)
+{
+	char tmp[4096];
+
+	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT)) {
+		ssize_t n = recv(s->cli.ph.fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+
+		if (n > 0)
+			continue;
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			s->cli.flags |= CONN_F_RD_SHUT;
+		s->cli.flags &= ~CONN_F_RD_READY;
+	}
+	if ((s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP | CONN_F_ERROR)) || now_ms() >= s->http_exp)
+		s->st = SST_CLOSED;
+}
+
+static void http_tarpit(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (read_client_head(s) < 0 || (s->cli.flags & (CONN_F_HUP | CONN_F_RD_SHUT))) {
+		stream_abort(s, 'C', 'T');
+		return;
+	}
+	if (now_ms() < s->http_exp)
+		return;
+	t->flags |= TX_F_CLI_CLOSE;
+	reply_start(s, t->status > 0 ? t->status : 500, NULL, 'P', 'T');
+}
+
+void http_stream_step(struct stream *s)
+{
+	switch (s->st) {
+	case SST_HTTP_WAIT_REQ:
+		http_wait_req(s);
+		break;
+	case SST_HTTP_BODY_WAIT:
+		http_body_wait(s);
+		break;
+	case SST_HTTP_XFER:
+		http_xfer(s);
+		break;
+	case SST_HTTP_TARPIT:
+		http_tarpit(s);
+		break;
+	case SST_HTTP_LINGER:
+		http_linger(s);
+		break;
+	default:
+		break;
+	}
+}
+
+uint64_t http_stream_expiry(const struct stream *s)
+{
+	switch (s->st) {
+	case SST_HTTP_WAIT_REQ:
+	case SST_HTTP_BODY_WAIT:
+	case SST_HTTP_TARPIT:
+	case SST_HTTP_LINGER:
+		return s->http_exp;
+	case SST_HTTP_XFER:
+		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? 0 : s->srv_exp);
+	default:
+		return 0;
+	}
+}
+
+/* ---- connection reuse ---- */
+
+int http_reuse_conn(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	enum px_http_reuse mode = s->be->http_reuse;
+	int got = 0;
+
+	if (conn_is_open(&s->sc)) {
+		if (s->sc_srv == s->srv) {
+			got = 1;
+		} else {
+			/* kept for another server: pool it, or close it */
+			if (mode == PX_REUSE_NEVER || srv_idle_put(s->sc_srv, &s->sc, 1) < 0)
+				conn_close(&s->sc);
+			atomic_fetch_sub(&s->sc_srv->used_conns, 1);
+			conn_init(&s->sc, s->task);
+			s->sc_srv = NULL;
+		}
+	}
+	if (!got && mode != PX_REUSE_NEVER &&
+	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
+	    srv_idle_take(s->srv, &s->sc, s->task,
+	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ))) {
+		atomic_fetch_add(&s->srv->used_conns, 1);
+		got = 1;
+	}
+	if (!got)
+		return 0;
+	s->sc_srv = NULL;
+	s->http_flags |= SF_SC_REUSED;
+	CNT_INC(s->srv->cnt.reuse);
+	s->Tc = 0;
+	s->ctime_us = 0;
+	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
+	s->st = SST_HTTP_XFER;
+	return 1;
+}
+
+/* ---- release ---- */
+
+void http_stream_release(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (!t)
+		return;
+	if (!(t->flags & TX_F_LOGGED) && (t->req_first_ms || s->term[0] != '-')) {
+		if (s->be)
+			atomic_fetch_sub(&s->be->beconn, 1);
+		http_log(s);
+		if (s->be)
+			atomic_fetch_add(&s->be->beconn, 1);
+		txn_account(s);
+		s->bytes_in = s->bytes_out = 0;
+	}
+	if (conn_is_open(&s->sc) && s->sc_srv) {
+		/* idle between requests: give it to the server's pool */
+		struct server *sv = s->sc_srv;
+
+		atomic_fetch_sub(&sv->used_conns, 1);
+		if (s->fe->http_reuse == PX_REUSE_NEVER || srv_idle_put(sv, &s->sc, 1) < 0)
+			conn_close(&s->sc);
+		conn_init(&s->sc, s->task);
+		s->sc_srv = NULL;
+	}
+	txn_cleanup(t);
+	pool_free(&pool_txn, t);
+	s->txn = NULL;
+	if (s->vars_sess) {
+		vars_prune(s->vars_sess);
+		free(s->vars_sess);
+		s->vars_sess = NULL;
+	}
+}
