@@ -121,7 +121,7 @@ static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 	cli_printf(out, "Hard_maxconn: %d\n", global.maxconn);
 	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
 	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
-	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_sess));
+	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_req));
 	cli_printf(out, "Tasks: %d\n", tasks);
 	cli_printf(out, "Run_queue: %d\n", run_queue);
 	cli_printf(out, "node: %s\n", global.node ? global.node : "");
@@ -185,6 +185,7 @@ static void row_set(struct stat_row *r, enum stat_col c, const char *fmt, ...)
 {
 	va_list ap;
 
+	free(r->f[c]);   /* a later value overrides (HTTP columns) */
 	va_start(ap, fmt);
 	if (vasprintf(&r->f[c], fmt, ap) < 0)
 		r->f[c] = NULL;
@@ -257,6 +258,34 @@ static void row_percentiles(struct stat_row *r, const struct hist_snap *q,
 	row_u64(r, ST_QUEUED_TOT, queued);
 }
 
+/* The HTTP columns, for proxies in mode http (empty in TCP mode, as in
+ * HAProxy). <kind>: 0 frontend, 1 backend, 2 server. */
+static void row_http(struct stat_row *r, const struct proxy *px, const struct counters *c,
+                     int kind)
+{
+	static const int hrsp[6] = { ST_HRSP_1XX, ST_HRSP_2XX, ST_HRSP_3XX, ST_HRSP_4XX,
+	                             ST_HRSP_5XX, ST_HRSP_OTHER };
+
+	if (px->mode != PX_MODE_HTTP)
+		return;
+	for (int i = 0; i < 6; i++)
+		row_u64(r, hrsp[i], atomic_load(&c->hrsp[i]));
+	row_u64(r, ST_DRESP, atomic_load(&c->denied_resp));
+	row_u64(r, ST_WREW, atomic_load(&c->failed_rewrites));
+	row_u64(r, ST_EINT, atomic_load(&c->internal_errors));
+	if (kind != 2) {
+		row_u64(r, ST_REQ_TOT, atomic_load(&c->cum_req));
+		row_set(r, ST_REQ_RATE, "0");
+		row_set(r, ST_REQ_RATE_MAX, "0");
+	}
+	if (kind == 0) {
+		row_u64(r, ST_INTERCEPTED, atomic_load(&c->intercepted));
+	} else {
+		row_u64(r, ST_CONNECT, atomic_load(&c->connect));
+		row_u64(r, ST_REUSE, atomic_load(&c->reuse));
+	}
+}
+
 static void stat_frontend(struct cli_out *out, struct proxy *px)
 {
 	struct stat_row r = { 0 };
@@ -278,6 +307,7 @@ static void stat_frontend(struct cli_out *out, struct proxy *px)
 	row_set(&r, ST_CONN_RATE_MAX, "0");
 	row_set(&r, ST_DCON, "0");
 	row_set(&r, ST_DSES, "0");
+	row_http(&r, px, c, 0);
 	row_emit(out, &r);
 }
 
@@ -340,10 +370,11 @@ static void stat_server(struct cli_out *out, struct proxy *be, struct server *s,
 		row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
 	row_set(&r, ST_SRV_ICUR, "0");
 	row_set(&r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
-	row_set(&r, ST_IDLE_CONN_CUR, "0");
+	row_set(&r, ST_IDLE_CONN_CUR, "%d", atomic_load(&s->idle_conns));
 	row_set(&r, ST_SAFE_CONN_CUR, "0");
 	row_set(&r, ST_NEED_CONN_EST, "0");
 	row_set(&r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
+	row_http(&r, be, &s->cnt, 2);
 	row_emit(out, &r);
 }
 
@@ -403,6 +434,7 @@ static void stat_backend(struct cli_out *out, struct proxy *be)
 	}
 	row_set(&r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
 	row_set(&r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	row_http(&r, be, &be->be_cnt, 1);
 	row_emit(out, &r);
 }
 

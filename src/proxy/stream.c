@@ -185,6 +185,8 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	CNT_INC(fe->fe_cnt.cum_conn);
 	CNT_INC(fe->fe_cnt.cum_sess);
 	atomic_fetch_add(&global.cum_sess, 1);
+	if (fe->mode != PX_MODE_HTTP)
+		atomic_fetch_add(&global.cum_req, 1);   /* HTTP counts its requests */
 
 	lock_take(&thr_streams[tid].lock);
 	list_append(&thr_streams[tid].head, &s->list);

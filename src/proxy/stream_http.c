@@ -877,6 +877,8 @@ static void http_analyze(struct stream *s, int final)
 			return;
 		}
 		stream_set_backend(s, be);
+		if (be != s->fe)
+			CNT_INC(be->be_cnt.cum_req);
 		t->ana_step = ANA_BE_RULES;
 	}
 		/* fall through */
@@ -916,6 +918,8 @@ static void request_parsed(struct stream *s)
 	                                      (m->flags & HTTP_F_CONN_UPGRADE));
 	body_init(&t->req_body, m, 1);
 	CNT_INC(s->fe->fe_cnt.cum_req);
+	if (s->fe->cap & PX_CAP_BE)
+		CNT_INC(s->fe->be_cnt.cum_req);   /* a listen section is both */
 	atomic_fetch_add(&global.cum_req, 1);
 	if (s->fe->http_conn != PX_HTTP_KAL || (m->flags & HTTP_F_CONN_CLOSE) ||
 	    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
