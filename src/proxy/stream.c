@@ -194,8 +194,14 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	lock_release(&thr_streams[tid].lock);
 	th_ctx->conns++;
 
-	if (s->st != SST_PROXY_HDR)
+	if (stream_tcp_conn_rules(s) < 0) {
+		/* refused before anything else: no log, as HAProxy */
+		s->term[0] = 'P';
+		s->term[1] = 'R';
+		s->st = SST_CLOSED;
+	} else if (s->st != SST_PROXY_HDR) {
 		stream_log_connect(s);
+	}
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return 0;
 fail:
@@ -391,17 +397,6 @@ static void do_proxy_hdr(struct stream *s)
 	stream_log_connect(s);
 }
 
-static struct proxy *choose_backend(struct stream *s)
-{
-	struct proxy *fe = s->fe;
-
-	if (!list_empty(&fe->use_backends))
-		return list_elem(fe->use_backends.next, struct use_backend_rule, list)->be;
-	if (fe->defbe)
-		return fe->defbe;
-	return (fe->cap & PX_CAP_BE) ? fe : NULL;
-}
-
 void stream_set_backend(struct stream *s, struct proxy *be)
 {
 	s->be = be;
@@ -431,7 +426,15 @@ void do_assign(struct stream *s)
 	enum lb_result r;
 
 	if (!s->be) {
-		struct proxy *be = choose_backend(s);
+		struct proxy *be;
+		int rc = stream_tcp_content_rules(s);
+
+		if (rc <= 0) {
+			if (rc == 0 && read_client_early(s) < 0)
+				stream_abort(s, 'C', 'R');
+			return;
+		}
+		be = stream_choose_backend(s);
 
 		if (!be) {
 			stream_abort(s, 'P', 'R');
@@ -742,6 +745,8 @@ static uint64_t stream_expiry(const struct stream *s)
 	switch (s->st) {
 	case SST_PROXY_HDR:
 		return s->cli_exp;
+	case SST_ASSIGN:
+		return s->conn_exp;   /* tcp-request inspect-delay */
 	case SST_QUEUED:
 		return s->queue_exp;
 	case SST_TURNAROUND:

@@ -796,7 +796,7 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 	return 1;
 }
 
-static struct proxy *http_choose_backend(struct stream *s)
+struct proxy *stream_choose_backend(struct stream *s)
 {
 	struct proxy *fe = s->fe;
 	struct list *pos;
@@ -870,7 +870,7 @@ static void http_analyze(struct stream *s, int final)
 		t->ana_step = ANA_BACKEND;
 		/* fall through */
 	case ANA_BACKEND: {
-		struct proxy *be = http_choose_backend(s);
+		struct proxy *be = stream_choose_backend(s);
 
 		if (!be) {
 			reply_start(s, 503, NULL, 'P', 'R');
@@ -1750,5 +1750,85 @@ void http_stream_release(struct stream *s)
 		vars_prune(s->vars_sess);
 		free(s->vars_sess);
 		s->vars_sess = NULL;
+	}
+}
+
+/* ---- TCP rules (both modes) ---- */
+
+static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum act_ruleset set,
+                                      int final, struct act_env *env)
+{
+	struct smp_ctx c;
+
+	smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = final;
+	if (set == ACT_TCP_REQ_CONT) {
+		c.req_data.ptr = buf_head(&s->req);
+		c.req_data.len = s->req.data;
+	}
+	memset(env, 0, sizeof(*env));
+	env->s = s;
+	env->px = s->fe;
+	env->set = set;
+	env->smp = &c;
+	return act_exec(rules, env);
+}
+
+int stream_tcp_conn_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_conn_rules;
+
+	if (list_empty(rules))
+		return 0;
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONN, 1, &env);
+	if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		return -1;
+	}
+	if (env.expect_proxy && s->st != SST_PROXY_HDR)
+		s->st = SST_PROXY_HDR;
+	if (!list_empty(&s->fe->tcp_req_sess_rules)) {
+		v = run_tcp_rules(s, &s->fe->tcp_req_sess_rules, ACT_TCP_REQ_SESS, 1, &env);
+		if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+			CNT_INC(s->fe->fe_cnt.denied_req);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int stream_tcp_content_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_cont_rules;
+	uint64_t limit;
+	int final;
+
+	if (list_empty(rules))
+		return 1;
+	limit = s->fe->tcp_inspect_delay ? s->accept_ms + (uint64_t)s->fe->tcp_inspect_delay : 0;
+	final = !limit || now_ms() >= limit || !buf_room(&s->req) ||
+	        (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP | CONN_F_ERROR));
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONT, final, &env);
+	switch (v) {
+	case ACT_V_YIELD:
+		if (final)
+			return 1;
+		s->conn_exp = limit;
+		return 0;
+	case ACT_V_REJECT:
+	case ACT_V_DENY:
+	case ACT_V_ERROR:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		s->term[0] = 'P';
+		s->term[1] = 'R';
+		s->st = SST_CLOSED;
+		return -1;
+	default:
+		s->conn_exp = 0;
+		return 1;
 	}
 }

@@ -39,6 +39,16 @@ uint64_t http_stream_expiry(const struct stream *s);
 int  http_stream_abort(struct stream *s, char a, char b);
 /* Called by stream_free() in HTTP mode: last log, idle connection. */
 void http_stream_release(struct stream *s);
+/* The backend for the stream (use_backend rules with their conditions and
+ * dynamic names, default_backend, or the proxy itself for a listen). */
+struct proxy *stream_choose_backend(struct stream *s);
+/* tcp-request connection and session rules, at accept: 0, or -1 to close
+ * the connection at once. */
+int  stream_tcp_conn_rules(struct stream *s);
+/* tcp-request content rules of a TCP stream before its backend is chosen:
+ * 1 go on, 0 wait for more data (s->conn_exp: the inspect-delay end), -1
+ * rejected (stream closed). */
+int  stream_tcp_content_rules(struct stream *s);
 /* Connection reuse: fills s->sc with a reusable connection to s->srv if
  * the http-reuse mode allows one. Returns 1 if so. */
 int  http_reuse_conn(struct stream *s);
