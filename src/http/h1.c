@@ -247,7 +247,7 @@ static enum h1_result h1_eol(struct h1_parse *ps, const char **pp)
 	const char *p = *pp;
 
 	if (*p == '\n') {
-		if (!(ps->opts & H1_O_ACCEPT_INVALID))
+		if (!(ps->opts & (H1_O_ACCEPT_INVALID | H1_O_BARE_LF)))
 			return h1_fail(ps, 400, "bare LF line ending", p);
 		*pp = p + 1;
 		return H1_OK;

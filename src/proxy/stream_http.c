@@ -998,7 +998,8 @@ static void http_wait_req(struct stream *s)
 		buf_align0(&s->req);
 		r = h1_parse_head(s->req.area, s->req.data, 1, HTTP_METH_OTHER,
 		                  s->req.size - HTTP_RESERVE,
-		                  (fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0,
+		                  H1_O_BARE_LF |
+		                  ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
 		                  &t->req, &err);
 		if (r == H1_OK) {
 			request_parsed(s);
@@ -1305,7 +1306,8 @@ static int xfer_response_head(struct stream *s)
 	buf_align0(&s->res);
 	r = h1_parse_head(s->res.area + s->res_fwd, s->res.data - s->res_fwd, 0, t->meth,
 	                  s->res.size - HTTP_RESERVE,
-	                  (s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ? H1_O_ACCEPT_INVALID : 0,
+	                  H1_O_BARE_LF |
+	                  ((s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ? H1_O_ACCEPT_INVALID : 0),
 	                  &t->res, &err);
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;

@@ -516,6 +516,12 @@ static void test_field_errors(void)
 	                 H1_O_ACCEPT_INVALID));
 	CHECK(msg.content_length == 1);
 	CHECK(ist_is(msg.reason, "OK"));
+	/* H1_O_BARE_LF alone (the streams' default) accepts the line ending and
+	 * nothing else accept-invalid would */
+	CHECK(valid_head("GET / HTTP/1.1\nHost: a\nX: b \n\n", "", 1, 0, H1_O_BARE_LF));
+	CHECK(hdr_is(1, "X", "b"));
+	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\x01b\n\n", 1, 0, H1_O_BARE_LF, 400));
+	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\rb\n\n", 1, 0, H1_O_BARE_LF, 400));
 }
 
 /* Values are scanned a word at a time: a control byte at any position of a

@@ -12,6 +12,10 @@
 /* Parser options (relaxations HAProxy offers with
  * `option accept-invalid-http-request|response`). */
 #define H1_O_ACCEPT_INVALID  0x01
+/* Accept a bare LF as the end of a head line (RFC 9112 section 2.2 lets a
+ * recipient do so; HAProxy does by default). The streams pass it unless
+ * configured otherwise; without it a bare LF is a 400. */
+#define H1_O_BARE_LF         0x02
 
 /* Result of h1_parse_head(). */
 enum h1_result {
