@@ -49,6 +49,7 @@
 #include <sluice/http/txn.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
@@ -892,6 +893,8 @@ static void http_analyze(struct stream *s, int final)
 		break;
 	}
 	request_final_edits(s);
+	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
+		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
 	if (request_emit_head(s) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_rewrites);
 		reply_start(s, 500, NULL, 'P', 'R');
