@@ -581,20 +581,28 @@ static void idx_remove(struct pat_expr *x, struct pat_entry *e)
 	/* the IP length bitmaps are not shrunk: one more probe at worst */
 }
 
-static void idx_free(struct pat_expr *x)
+/* Frees every entry of the index and leaves it empty and usable. */
+static void idx_empty(struct pat_expr *x)
 {
 	struct pat_index *ix = x->idx;
 	struct pat_entry *e, *next;
 
-	if (!ix)
-		return;
 	for (e = ix->head; e; e = next) {
 		next = e->list_next;
 		entry_free(e, x->match);
 	}
 	free(ix->buckets);
 	trie_free(ix->trie);
-	free(ix);
+	memset(ix, 0, sizeof(*ix));
+	ix->tail = &ix->head;
+}
+
+static void idx_free(struct pat_expr *x)
+{
+	if (!x->idx)
+		return;
+	idx_empty(x);
+	free(x->idx);
 	x->idx = NULL;
 }
 
@@ -656,13 +664,67 @@ struct pat_ref *pat_ref_lookup_id(int id)
 	return NULL;
 }
 
+static void ref_free(struct pat_ref *r);
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Gives the references created without a -u id the ids HAProxy gives them
+ * once the whole configuration is read: in creation order, the smallest
+ * ids that no -u took. Called when a -u claims an id that such a
+ * reference holds (configuration time: nobody has seen the ids yet). */
+static int renumber_auto_ids(void)
+{
+	int *given = NULL, n = 0, next = 0, k = 0;
+	struct list *l;
+
+	for (l = pat_refs.next; l != &pat_refs; l = l->next) {
+		struct pat_ref *r = list_elem(l, struct pat_ref, list);
+		int *g;
+
+		if (r->flags & PAT_REF_AUTO_ID)
+			continue;
+		if (!(g = realloc(given, sizeof(*g) * (size_t)(n + 1)))) {
+			free(given);
+			return -1;
+		}
+		given = g;
+		given[n++] = r->unique_id;
+	}
+	if (n)
+		qsort(given, (size_t)n, sizeof(*given), cmp_int);
+	for (l = pat_refs.next; l != &pat_refs; l = l->next) {
+		struct pat_ref *r = list_elem(l, struct pat_ref, list);
+
+		if (!(r->flags & PAT_REF_AUTO_ID))
+			continue;
+		for (;;) {
+			while (k < n && given[k] < next)
+				k++;
+			if (k < n && given[k] == next)
+				next++;
+			else
+				break;
+		}
+		r->unique_id = next++;
+	}
+	next_unique_id = next;
+	free(given);
+	return 0;
+}
+
 struct pat_ref *pat_ref_new(const char *name, const char *display, int unique_id,
                             unsigned int flags, char *err, size_t errlen)
 {
-	struct pat_ref *r;
+	struct pat_ref *r, *holder = NULL;
 	pthread_rwlockattr_t attr;
 
-	if (unique_id >= 0 && pat_ref_lookup_id(unique_id)) {
+	if (unique_id >= 0 && (holder = pat_ref_lookup_id(unique_id)) &&
+	    !(holder->flags & PAT_REF_AUTO_ID)) {
 		errmsg_set(err, errlen, "unique id %d is already used", unique_id);
 		return NULL;
 	}
@@ -675,10 +737,12 @@ struct pat_ref *pat_ref_new(const char *name, const char *display, int unique_id
 		errmsg_set(err, errlen, "out of memory");
 		return NULL;
 	}
+	flags &= ~PAT_REF_AUTO_ID;
 	if (unique_id < 0) {
 		while (pat_ref_lookup_id(next_unique_id))
 			next_unique_id++;
 		unique_id = next_unique_id++;
+		flags |= PAT_REF_AUTO_ID;
 	}
 	r->unique_id = unique_id;
 	r->flags = flags;
@@ -690,6 +754,11 @@ struct pat_ref *pat_ref_new(const char *name, const char *display, int unique_id
 	list_init(&r->elts);
 	list_init(&r->exprs);
 	list_append(&pat_refs, &r->list);
+	if (holder && renumber_auto_ids() < 0) {
+		ref_free(r);
+		errmsg_set(err, errlen, "out of memory");
+		return NULL;
+	}
 	return r;
 }
 
@@ -867,7 +936,18 @@ static void elt_unindex(struct pat_ref_elt *elt)
 	}
 }
 
-int pat_ref_delete(struct pat_ref *ref, const char *key)
+/* Unlinks and frees <elt> (write lock held). */
+static void elt_delete(struct pat_ref *ref, struct pat_ref_elt *elt)
+{
+	elt_unindex(elt);
+	list_del_init(&elt->list);
+	elt_free(elt);
+	ref->count--;
+}
+
+/* Deletes the entries whose key is <key>, or, with <key> NULL, the one
+ * entry whose address is <id>. */
+static int ref_delete(struct pat_ref *ref, const char *key, const void *id)
 {
 	struct list *l, *next;
 	int n = 0;
@@ -877,20 +957,30 @@ int pat_ref_delete(struct pat_ref *ref, const char *key)
 		struct pat_ref_elt *elt = list_elem(l, struct pat_ref_elt, list);
 
 		next = l->next;
-		if (strcmp(elt->key, key) != 0)
+		if (key ? strcmp(elt->key, key) != 0 : (const void *)elt != id)
 			continue;
-		elt_unindex(elt);
-		list_del_init(&elt->list);
-		elt_free(elt);
-		ref->count--;
+		elt_delete(ref, elt);
 		n++;
 	}
 	pthread_rwlock_unlock(&ref->lock);
 	return n;
 }
 
-int pat_ref_set(struct pat_ref *ref, const char *key, const char *value, char *err,
-                size_t errlen)
+int pat_ref_delete(struct pat_ref *ref, const char *key)
+{
+	return ref_delete(ref, key, NULL);
+}
+
+int pat_ref_delete_elt(struct pat_ref *ref, const void *id)
+{
+	return ref_delete(ref, NULL, id);
+}
+
+/* Changes the value of the entries whose key is <key>, or, with <key>
+ * NULL, of the one entry whose address is <id>: all or nothing, the value
+ * being checked against every index first. */
+static int ref_set(struct pat_ref *ref, const char *key, const void *id, const char *value,
+                   char *err, size_t errlen)
 {
 	struct list *l;
 	int n = 0;
@@ -898,7 +988,6 @@ int pat_ref_set(struct pat_ref *ref, const char *key, const char *value, char *e
 	if (!(ref->flags & PAT_REF_MAP))
 		return errmsg_set(err, errlen, "not a map");
 	pthread_rwlock_wrlock(&ref->lock);
-	/* check the value against every index first: all or nothing */
 	for (l = ref->exprs.next; l != &ref->exprs; l = l->next) {
 		struct pat_expr *x = list_elem(l, struct pat_expr, ref_list);
 		struct sample tmp;
@@ -912,8 +1001,12 @@ int pat_ref_set(struct pat_ref *ref, const char *key, const char *value, char *e
 		struct pat_ref_elt *elt = list_elem(l, struct pat_ref_elt, list);
 		char *v;
 
-		if (strcmp(elt->key, key) != 0 || !(v = strdup(value)))
+		if (key ? strcmp(elt->key, key) != 0 : (const void *)elt != id)
 			continue;
+		if (!(v = strdup(value))) {
+			pthread_rwlock_unlock(&ref->lock);
+			return errmsg_set(err, errlen, "out of memory");
+		}
 		free(elt->value);
 		elt->value = v;
 		for (struct pat_entry *e = elt->entries; e; e = e->elt_next)
@@ -924,16 +1017,50 @@ int pat_ref_set(struct pat_ref *ref, const char *key, const char *value, char *e
 	return n;
 }
 
+int pat_ref_set(struct pat_ref *ref, const char *key, const char *value, char *err,
+                size_t errlen)
+{
+	return ref_set(ref, key, NULL, value, err, errlen);
+}
+
+int pat_ref_set_elt(struct pat_ref *ref, const void *id, const char *value, char *err,
+                    size_t errlen)
+{
+	return ref_set(ref, NULL, id, value, err, errlen);
+}
+
+unsigned int pat_ref_entries(struct pat_ref *ref)
+{
+	unsigned int n;
+
+	pthread_rwlock_rdlock(&ref->lock);
+	n = ref->count;
+	pthread_rwlock_unlock(&ref->lock);
+	return n;
+}
+
+void pat_ref_foreach_expr(struct pat_ref *ref, int (*fn)(struct pat_expr *x, void *arg),
+                          void *arg)
+{
+	for (struct list *l = ref->exprs.next; l != &ref->exprs; l = l->next)
+		if (fn(list_elem(l, struct pat_expr, ref_list), arg))
+			break;
+}
+
+/* Empties every index at once rather than unindexing entry by entry,
+ * which costs a walk of the index's list per entry: O(n^2) on a large map. */
 void pat_ref_clear(struct pat_ref *ref)
 {
 	struct list *l, *next;
 
 	pthread_rwlock_wrlock(&ref->lock);
+	for (l = ref->exprs.next; l != &ref->exprs; l = l->next)
+		idx_empty(list_elem(l, struct pat_expr, ref_list));
 	for (l = ref->elts.next; l != &ref->elts; l = next) {
 		struct pat_ref_elt *elt = list_elem(l, struct pat_ref_elt, list);
 
 		next = l->next;
-		elt_unindex(elt);
+		elt->entries = NULL;
 		list_del_init(&elt->list);
 		elt_free(elt);
 	}
@@ -1292,6 +1419,34 @@ static int copy_value(const struct pat_entry *e, struct sample *out, const struc
 	return 1;
 }
 
+/* Brings <s> to the type <x>'s method works on; 0 if it cannot be. */
+static int cast_for_match(const struct pat_expr *x, struct sample *s)
+{
+	switch (x->match) {
+	case PAT_MATCH_INT:
+		return smp_cast(s, SMP_T_SINT);
+	case PAT_MATCH_IP:
+		return smp_cast(s, SMP_T_ADDR);
+	case PAT_MATCH_METH:
+		return smp_cast(s, SMP_T_METH);
+	default:
+		return s->type == SMP_T_BIN || smp_cast(s, SMP_T_STR);
+	}
+}
+
+/* The entry of <x> that a cast sample <s> matches (read lock held). */
+static struct pat_entry *find_entry(const struct pat_expr *x, const struct sample *s,
+                                    long *ovec, int *ngroups)
+{
+	if (x->match == PAT_MATCH_STR)
+		return match_str(x, s);
+	if (x->match == PAT_MATCH_BEG)
+		return match_beg(x, s);
+	if (x->match == PAT_MATCH_IP)
+		return match_ip(x, s);
+	return match_list(x, s, ovec, ngroups);
+}
+
 int pat_expr_match(struct pat_expr *x, const struct sample *in, struct sample *value,
                    int regm)
 {
@@ -1302,38 +1457,10 @@ int pat_expr_match(struct pat_expr *x, const struct sample *in, struct sample *v
 
 	if (x->match == PAT_MATCH_FOUND || x->match == PAT_MATCH_BOOL)
 		return pat_match_novalue(x->match, in);
-	/* bring the sample to the type the method works on */
-	switch (x->match) {
-	case PAT_MATCH_INT:
-		if (!smp_cast(&s, SMP_T_SINT))
-			return 0;
-		break;
-	case PAT_MATCH_IP:
-		if (!smp_cast(&s, SMP_T_ADDR))
-			return 0;
-		break;
-	case PAT_MATCH_METH:
-		if (!smp_cast(&s, SMP_T_METH))
-			return 0;
-		break;
-	case PAT_MATCH_BIN:
-		if (s.type != SMP_T_BIN && !smp_cast(&s, SMP_T_STR))
-			return 0;
-		break;
-	default:
-		if (s.type != SMP_T_BIN && !smp_cast(&s, SMP_T_STR))
-			return 0;
-		break;
-	}
+	if (!cast_for_match(x, &s))
+		return 0;
 	pthread_rwlock_rdlock(&x->ref->lock);
-	if (x->match == PAT_MATCH_STR)
-		e = match_str(x, &s);
-	else if (x->match == PAT_MATCH_BEG)
-		e = match_beg(x, &s);
-	else if (x->match == PAT_MATCH_IP)
-		e = match_ip(x, &s);
-	else
-		e = match_list(x, &s, regm ? ovec : NULL, &ngroups);
+	e = find_entry(x, &s, regm ? ovec : NULL, &ngroups);
 	if (e) {
 		ret = 1;
 		if (value && x->val_type != SMP_T_ANY)
@@ -1341,4 +1468,30 @@ int pat_expr_match(struct pat_expr *x, const struct sample *in, struct sample *v
 	}
 	pthread_rwlock_unlock(&x->ref->lock);
 	return ret;
+}
+
+int pat_expr_lookup(struct pat_expr *x, const struct sample *in,
+                    void (*fn)(const struct pat_ref_elt *elt, const struct sample *value,
+                               void *arg), void *arg)
+{
+	struct sample s = *in;
+	struct pat_entry *e;
+	int ngroups = 0;
+
+	if (x->match == PAT_MATCH_FOUND || x->match == PAT_MATCH_BOOL)
+		return pat_match_novalue(x->match, in);
+	if (!cast_for_match(x, &s))
+		return 0;
+	pthread_rwlock_rdlock(&x->ref->lock);
+	e = find_entry(x, &s, NULL, &ngroups);
+	if (e)
+		fn(e->elt, x->val_type != SMP_T_ANY ? &e->value : NULL, arg);
+	pthread_rwlock_unlock(&x->ref->lock);
+	return e != NULL;
+}
+
+int pat_expr_indexed(const struct pat_expr *x)
+{
+	return x->match == PAT_MATCH_STR || x->match == PAT_MATCH_BEG ||
+	       x->match == PAT_MATCH_IP;
 }

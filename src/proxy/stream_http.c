@@ -820,7 +820,7 @@ struct proxy *stream_choose_backend(struct stream *s)
 			be = proxy_find(name, PX_CAP_BE);
 			if (be)
 				return be;
-			continue;
+			break;   /* no such backend: the default one, as HAProxy */
 		}
 		if (r->be)
 			return r->be;

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sluice/expr/acl.h>
@@ -848,6 +849,182 @@ static void test_concurrency(void)
 	sample_expr_free(a.expr);
 }
 
+/* What the CLI's map/acl commands use: entries named by address, lookups
+ * that report the matching entry, the list of indexes, and unique ids
+ * given up to a later -u as HAProxy numbers them. */
+struct found {
+	const char *key;
+	char value[64];
+	enum smp_type type;
+	int calls;
+};
+
+static void on_found(const struct pat_ref_elt *elt, const struct sample *v, void *arg)
+{
+	struct found *f = arg;
+
+	f->calls++;
+	f->key = elt->key;
+	f->type = v ? v->type : SMP_T_ANY;
+	f->value[0] = '\0';
+	if (v)
+		smp_to_text(v, f->value, sizeof(f->value));
+}
+
+static int lookup(struct pat_expr *x, const char *text, struct found *f)
+{
+	struct sample s;
+
+	memset(f, 0, sizeof(*f));
+	memset(&s, 0, sizeof(s));
+	smp_set_const_str(&s, SMP_T_STR, text, strlen(text));
+	return pat_expr_lookup(x, &s, on_found, f);
+}
+
+static int count_expr(struct pat_expr *x, void *arg)
+{
+	struct pat_expr **seen = arg;
+
+	while (*seen)
+		seen++;
+	*seen = x;
+	return 0;
+}
+
+static const void *elt_id;
+static int find_elt(const struct pat_ref_elt *e, void *arg)
+{
+	if (strcmp(e->key, arg) != 0)
+		return 0;
+	elt_id = e;
+	return 1;
+}
+
+static void test_cli_api(void)
+{
+	const char *p = write_file("cli.map", "abc 1\nab 2\n");
+	struct pat_ref *ref = map_ref_get(p, err, sizeof(err));
+	struct pat_expr *x1, *x2, *x3, *seen[4] = { NULL };
+	struct found f;
+
+	CHECK(ref != NULL);
+	if (!ref)
+		return;
+	x1 = pat_expr_get(ref, PAT_MATCH_STR, 0, SMP_T_STR, err, sizeof(err));
+	x2 = pat_expr_get(ref, PAT_MATCH_BEG, 0, SMP_T_SINT, err, sizeof(err));
+	x3 = pat_expr_get(ref, PAT_MATCH_SUB, 0, SMP_T_ANY, err, sizeof(err));
+	CHECK(x1 && x2 && x3);
+	if (!x1 || !x2 || !x3)
+		return;
+	pat_ref_foreach_expr(ref, count_expr, seen);
+	CHECK(seen[0] == x1 && seen[1] == x2 && seen[2] == x3);
+	CHECK(pat_expr_indexed(x1) && pat_expr_indexed(x2) && !pat_expr_indexed(x3));
+	CHECK(pat_ref_entries(ref) == 2);
+
+	CHECK(lookup(x1, "abc", &f) == 1 && f.calls == 1);
+	CHECK_STR(f.key, "abc");
+	CHECK_STR(f.value, "1");
+	CHECK(f.type == SMP_T_STR);
+	CHECK(lookup(x2, "abx", &f) == 1 && f.type == SMP_T_SINT);
+	CHECK_STR(f.key, "ab");
+	CHECK_STR(f.value, "2");
+	CHECK(lookup(x3, "zabcz", &f) == 1 && f.type == SMP_T_ANY);   /* no value */
+	CHECK_STR(f.key, "abc");
+	CHECK(lookup(x1, "zz", &f) == 0 && f.calls == 0);
+
+	/* one entry by its address */
+	elt_id = NULL;
+	pat_ref_foreach(ref, find_elt, "ab");
+	CHECK(elt_id != NULL);
+	CHECK(pat_ref_set_elt(ref, elt_id, "7", err, sizeof(err)) == 1);
+	CHECK(lookup(x2, "abx", &f) == 1);
+	CHECK_STR(f.value, "7");
+	CHECK(pat_ref_set_elt(ref, elt_id, "seven", err, sizeof(err)) < 0);  /* x2 wants ints */
+	CHECK(lookup(x1, "ab", &f) == 1);
+	CHECK_STR(f.value, "7");
+	CHECK(pat_ref_set_elt(ref, (const void *)0x1234, "5", err, sizeof(err)) == 0);
+	CHECK(pat_ref_delete_elt(ref, (const void *)0x1234) == 0);
+	CHECK(pat_ref_delete_elt(ref, elt_id) == 1);
+	CHECK(pat_ref_delete_elt(ref, elt_id) == 0);
+	CHECK(pat_ref_entries(ref) == 1);
+	CHECK(lookup(x2, "abx", &f) == 0);
+	/* equal keys: one goes, the other stays */
+	CHECK(pat_ref_add(ref, "abc", "9", err, sizeof(err)) == 0);
+	elt_id = NULL;
+	pat_ref_foreach(ref, find_elt, "abc");
+	CHECK(pat_ref_delete_elt(ref, elt_id) == 1);
+	CHECK(lookup(x1, "abc", &f) == 1);
+	CHECK_STR(f.value, "9");
+	/* cleared indexes stay usable */
+	pat_ref_clear(ref);
+	CHECK(pat_ref_entries(ref) == 0 && pat_expr_count(x1) == 0 && pat_expr_count(x2) == 0);
+	CHECK(lookup(x1, "abc", &f) == 0 && lookup(x2, "abc", &f) == 0);
+	CHECK(pat_ref_add(ref, "q", "3", err, sizeof(err)) == 0);
+	CHECK(lookup(x1, "q", &f) == 1 && lookup(x2, "qq", &f) == 1 && lookup(x3, "aqa", &f) == 1);
+	pat_expr_put(x1);
+	pat_expr_put(x2);
+	pat_expr_put(x3);
+	CHECK(pat_ref_lookup(p) == NULL);
+}
+
+static void test_unique_ids(void)
+{
+	struct pat_ref *a = pat_ref_new(NULL, "a", -1, PAT_REF_ACL, err, sizeof(err));
+	struct pat_ref *b = pat_ref_new(NULL, "b", -1, PAT_REF_ACL, err, sizeof(err));
+	struct pat_ref *c, *d;
+	int ida, idb;
+
+	CHECK(a && b);
+	if (!a || !b)
+		return;
+	ida = a->unique_id;
+	idb = b->unique_id;
+	CHECK(ida < idb);
+	/* a -u claims an allocated id: the allocated ones move, in order */
+	c = pat_ref_new(NULL, "c", ida, PAT_REF_ACL, err, sizeof(err));
+	CHECK(c && c->unique_id == ida);
+	CHECK(a->unique_id != ida && b->unique_id != ida && a->unique_id < b->unique_id);
+	CHECK(pat_ref_lookup_id(ida) == c && pat_ref_lookup_id(a->unique_id) == a);
+	/* but not an id another -u holds */
+	CHECK(pat_ref_new(NULL, "d", ida, PAT_REF_ACL, err, sizeof(err)) == NULL);
+	CHECK(strstr(err, "already used") != NULL);
+	d = pat_ref_new(NULL, "d", -1, PAT_REF_ACL, err, sizeof(err));
+	CHECK(d && d->unique_id > b->unique_id);
+	pat_ref_release(a);
+	pat_ref_release(b);
+	pat_ref_release(c);
+	pat_ref_release(d);
+}
+
+/* Clearing a large reference must not walk an index per entry. */
+static void test_clear_big(void)
+{
+	char *text = malloc(100000 * 16), *q = text, e[512];
+	struct pat_ref *ref;
+	struct pat_expr *x1, *x2;
+	struct timespec t0, t1;
+	const char *p;
+
+	for (int i = 0; i < 100000; i++)
+		q += sprintf(q, "key%d %d\n", i, i);
+	p = write_file("clear.map", text);
+	free(text);
+	ref = map_ref_get(p, e, sizeof(e));
+	CHECK(ref != NULL);
+	if (!ref)
+		return;
+	x1 = pat_expr_get(ref, PAT_MATCH_STR, 0, SMP_T_STR, err, sizeof(err));
+	x2 = pat_expr_get(ref, PAT_MATCH_END, 0, SMP_T_STR, err, sizeof(err));
+	CHECK(x1 && x2 && pat_expr_count(x2) == 100000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pat_ref_clear(ref);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(pat_ref_entries(ref) == 0 && pat_expr_count(x1) == 0 && pat_expr_count(x2) == 0);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	pat_expr_put(x1);
+	pat_expr_put(x2);
+}
+
 int main(void)
 {
 	setup();
@@ -857,6 +1034,9 @@ int main(void)
 	test_files();
 	test_maps();
 	test_pattern_api();
+	test_cli_api();
+	test_unique_ids();
+	test_clear_big();
 	test_concurrency();
 	acl_list_free(&acls);
 	pat_refs_free_all();

@@ -76,6 +76,8 @@ int pat_match_default(enum smp_type type);
 #define PAT_REF_MAP    0x01    /* entries have values (map, or acl -M) */
 #define PAT_REF_ACL    0x02    /* used by an ACL */
 #define PAT_REF_FILE   0x04    /* loaded from a file */
+#define PAT_REF_AUTO_ID 0x08   /* unique id allocated (no -u): a later -u may
+                                * take it, the reference then gets another */
 
 struct pat_entry;
 
@@ -122,7 +124,9 @@ struct pat_expr {
 struct pat_ref *pat_ref_lookup(const char *name);
 struct pat_ref *pat_ref_lookup_id(int unique_id);
 /* Creates a reference; <name> NULL for inline patterns; <unique_id> -1 to
- * allocate one. Fails (NULL + message) if the id is taken. */
+ * allocate one. Fails (NULL + message) if another -u took the id; an
+ * allocated id is given up instead, so that allocated ids end up as
+ * HAProxy numbers them (configuration time only). */
 struct pat_ref *pat_ref_new(const char *name, const char *display,
                             int unique_id, unsigned int flags,
                             char *err, size_t errlen);
@@ -149,7 +153,8 @@ struct pat_ref *map_ref_get(const char *path, char *err, size_t errlen);
  * entry, in order, until it returns non-zero. */
 void pat_ref_foreach(struct pat_ref *ref,
                      int (*fn)(const struct pat_ref_elt *e, void *arg), void *arg);
-/* Visits every reference (config time or under the caller's care). */
+/* Visits every reference, in creation order (the list is built at
+ * configuration time and only read afterwards). */
 void pat_refs_foreach(int (*fn)(struct pat_ref *ref, void *arg), void *arg);
 
 /* Runtime edits (CLI). Each takes the write lock. The new entry is parsed
@@ -164,6 +169,24 @@ int pat_ref_delete(struct pat_ref *ref, const char *key);
 int pat_ref_set(struct pat_ref *ref, const char *key, const char *value,
                 char *err, size_t errlen);
 void pat_ref_clear(struct pat_ref *ref);
+
+/* The same edits on one entry, named by the address "show acl/map" prints
+ * for it (the CLI's "#<ref>"): <id> is only compared with the entries of
+ * <ref>, never dereferenced, so a stale or made-up one is harmless.
+ * Return 1 if the entry was found (deleted or changed), 0 if not, and for
+ * pat_ref_set_elt() -1 with a message if <value> is not valid. */
+int pat_ref_delete_elt(struct pat_ref *ref, const void *id);
+int pat_ref_set_elt(struct pat_ref *ref, const void *id, const char *value,
+                    char *err, size_t errlen);
+
+/* Number of entries (under the read lock). */
+unsigned int pat_ref_entries(struct pat_ref *ref);
+
+/* Visits the indexes built from <ref> until <fn> returns non-zero. They
+ * are only added and removed at configuration time: no lock is needed to
+ * walk them at run time. */
+void pat_ref_foreach_expr(struct pat_ref *ref, int (*fn)(struct pat_expr *x, void *arg),
+                          void *arg);
 
 /* Frees <ref> if no index uses it any more (pat_expr_put() does it when
  * the last index of a reference goes; config-time error paths call it).
@@ -209,6 +232,19 @@ int pat_int_op_key(enum pat_int_op op, const char *val, char *out, size_t outlen
  * non-zero expands \1..\9 of the value with the regex groups. */
 int pat_expr_match(struct pat_expr *expr, const struct sample *smp,
                    struct sample *value, int regm_subst);
+
+/* Looks <smp> up in <expr> as pat_expr_match() does and, on a match,
+ * calls <fn> under the read lock with the matching entry and its value as
+ * parsed for the index (NULL when the index has no values). For "get
+ * acl/map". Returns 1 on a match (found and bool: without calling <fn>),
+ * 0 otherwise. */
+int pat_expr_lookup(struct pat_expr *expr, const struct sample *smp,
+                    void (*fn)(const struct pat_ref_elt *elt, const struct sample *value,
+                               void *arg), void *arg);
+
+/* Whether <expr> looks keys up in an index (hash table, trie: str, beg,
+ * ip) rather than walking a list. */
+int pat_expr_indexed(const struct pat_expr *expr);
 
 /* Matches without any lookup: FOUND and BOOL methods. */
 int pat_match_novalue(enum pat_match m, const struct sample *smp);
