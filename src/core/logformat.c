@@ -1,5 +1,13 @@
 /* log-format strings: compiling "%ci:%cp [%t] ..." into nodes once, at
  * configuration time, and rendering them with the fields a stream knows.
+ * This file holds the compiler, the render loop and the connection-level
+ * variables; logformat_http.c the HTTP variables and %[sample].
+ *
+ * Spaces, as in HAProxy 2.6, are separators rather than text: a run of
+ * spaces prints one space, and only when something other than a space was
+ * printed since the previous one (so leading spaces vanish, and the space
+ * after an empty %hr does not double the next one).
+ *
  * Compiled expressions are read-only afterwards and may be rendered by any
  * thread at once. */
 #include <ctype.h>
@@ -14,65 +22,17 @@
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/logtext.h>
+#include <sluice/expr/sample.h>
+#include "logformat_int.h"
 
-/* ---- log-format ---- */
-
-/* Node options, set by %{+F,-F}var flags or for all later variables by %o. */
-#define LF_OPT_QUOTE      0x01   /* Q: "string" */
-#define LF_OPT_HEX        0x02   /* X: hexadecimal IPs, ports, %Ts %ms %pid %rt %lc */
-#define LF_OPT_ESCAPE     0x04   /* E: backslash before '"', '\' and ']' */
-#define LF_OPT_MANDATORY  0x08   /* M: an empty string prints "-" (on by default) */
-
-enum lf_node_type {
-	LF_NODE_TEXT,           /* literal text */
-	LF_NODE_VAR,            /* %var */
-	/* LF_NODE_SAMPLE: %[fetch,conv...], comes with sample expressions */
-};
-
-struct lf_var_def;
-
-struct lf_node {
-	enum lf_node_type type;
-	unsigned int options;          /* LF_OPT_* */
-	const struct lf_var_def *var;  /* LF_NODE_VAR */
-	char *text;                    /* LF_NODE_TEXT, NUL-terminated */
-	size_t text_len;
-	void *expr;                    /* LF_NODE_SAMPLE: the compiled expression */
-};
-
-enum lf_kind {
-	LF_K_OPTIONS,           /* %o: flags for the variables after it */
-	LF_K_INT,               /* int field */
-	LF_K_UINT,              /* unsigned int field, +X prints %04X */
-	LF_K_U64,               /* uint64_t field */
-	LF_K_TEXT,              /* const char * field */
-	LF_K_IP,                /* struct sockaddr_storage field, the address */
-	LF_K_PORT,              /* struct sockaddr_storage field, the port */
-	LF_K_DATE,              /* the accept date, ->off is its enum lf_date_form */
-	LF_K_CUSTOM,            /* rendered by ->render */
-	LF_K_HTTP,              /* needs the HTTP layer: not supported yet */
-};
-
-#define LF_F_ASAP  0x01         /* '+' prefix under option logasap */
-
-typedef void (*lf_render_fn)(struct lf_out *o, const struct lf_node *n,
-                             const struct log_fields *f);
-
-struct lf_var_def {
-	const char *name;
-	enum lf_kind kind;
-	size_t off;             /* the field in struct log_fields, or LF_D_* */
-	unsigned int flags;     /* LF_F_* */
-	lf_render_fn render;    /* LF_K_CUSTOM */
-};
-
-/* A string field: "-" when empty (M), quoted (Q), escaped (E). */
-static void out_text(struct lf_out *o, const struct lf_node *n, const char *s)
+/* A string field: "-" when empty (M), quoted (Q), escaped (E). It ends at
+ * <len> or at a NUL byte, whichever comes first. */
+void lf_out_text_len(struct lf_out *o, const struct lf_node *n, const char *s, size_t len)
 {
 	if (n->options & LF_OPT_QUOTE)
 		out_char(o, '"');
-	if (s && *s) {
-		for (; *s; s++) {
+	if (s && len && *s) {
+		for (const char *end = s + len; s < end && *s; s++) {
 			if ((n->options & LF_OPT_ESCAPE) && (*s == '"' || *s == '\\' || *s == ']'))
 				out_char(o, '\\');
 			out_char(o, *s);
@@ -82,6 +42,11 @@ static void out_text(struct lf_out *o, const struct lf_node *n, const char *s)
 	}
 	if (n->options & LF_OPT_QUOTE)
 		out_char(o, '"');
+}
+
+void lf_out_text(struct lf_out *o, const struct lf_node *n, const char *s)
+{
+	lf_out_text_len(o, n, s, s ? strlen(s) : 0);
 }
 
 static void out_ip(struct lf_out *o, const struct lf_node *n, const struct sockaddr_storage *ss)
@@ -101,9 +66,9 @@ static void out_ip(struct lf_out *o, const struct lf_node *n, const struct socka
 		for (int i = 0; i < nb; i++)
 			out_hex(o, b[i], 2);
 	} else if (b && inet_ntop(ss->ss_family, b, buf, sizeof(buf))) {
-		out_text(o, n, buf);
+		lf_out_text(o, n, buf);
 	} else {
-		out_text(o, n, ss->ss_family == AF_UNIX ? "unix" : NULL);
+		lf_out_text(o, n, ss->ss_family == AF_UNIX ? "unix" : NULL);
 	}
 }
 
@@ -120,7 +85,7 @@ static void out_port(struct lf_out *o, const struct lf_node *n, const struct soc
 		out_int(o, f->listener_id);     /* HAProxy prints the listener's id */
 		return;
 	} else {
-		out_text(o, n, NULL);
+		lf_out_text(o, n, NULL);
 		return;
 	}
 	if (n->options & LF_OPT_HEX)
@@ -129,17 +94,16 @@ static void out_port(struct lf_out *o, const struct lf_node *n, const struct soc
 		out_uint(o, port, 0);
 }
 
-/* The accept date, in one of the forms of %t %T %Tl %Ts %ms (<form>). */
-enum lf_date_form { LF_D_CLF_MS, LF_D_GMT, LF_D_LOCAL, LF_D_EPOCH, LF_D_MS };
-
-static void out_accept_date(struct lf_out *o, const struct lf_node *n,
-                            const struct log_fields *f, enum lf_date_form form)
+/* A date (<us> since the epoch) in one of the forms of %t %T %Tl %Ts %ms,
+ * also used for the request date of %tr %trg %trl. */
+void lf_out_date(struct lf_out *o, const struct lf_node *n, int64_t us_since_epoch,
+                 enum lf_date_form form)
 {
 	struct tm tm;
 	time_t sec;
 	int us, hex = n->options & LF_OPT_HEX;
 
-	split_us(f->accept_us, &sec, &us);
+	split_us(us_since_epoch, &sec, &us);
 	if (form == LF_D_EPOCH) {
 		if (hex)
 			out_hex(o, (uint32_t)sec, 4);
@@ -185,17 +149,17 @@ static void r_frontend_xprt(struct lf_out *o, const struct lf_node *n, const str
 /* Until a backend is chosen a stream's backend is its frontend (HAProxy). */
 static void r_backend(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
 {
-	out_text(o, n, f->be_name ? f->be_name : f->fe_name);
+	lf_out_text(o, n, f->be_name ? f->be_name : f->fe_name);
 }
 
 static void r_server(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
 {
-	out_text(o, n, f->srv_name ? f->srv_name : "<NOSRV>");
+	lf_out_text(o, n, f->srv_name ? f->srv_name : "<NOSRV>");
 }
 
 static void r_hostname(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
 {
-	out_text(o, n, f->hostname ? f->hostname : global.node);
+	lf_out_text(o, n, f->hostname ? f->hostname : global.node);
 }
 
 static void r_pid(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
@@ -206,6 +170,18 @@ static void r_pid(struct lf_out *o, const struct lf_node *n, const struct log_fi
 		out_hex(o, (unsigned int)pid, 4);
 	else
 		out_int(o, pid);
+}
+
+/* The request counter: the 64-bit transaction id when the HTTP layer set
+ * one, else the 32-bit counter. */
+static void r_req_counter(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
+{
+	uint64_t v = f->req_counter64 ? f->req_counter64 : f->req_counter;
+
+	if (n->options & LF_OPT_HEX)
+		out_hex(o, v, 4);
+	else
+		out_uint(o, v, 0);
 }
 
 static void r_term_state(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
@@ -221,24 +197,45 @@ static void r_retries(struct lf_out *o, const struct lf_node *n, const struct lo
 	out_int(o, f->retries);
 }
 
-/* Td: data transfer time, what Tt leaves after handshake, queue, connect. */
+static int nonneg(int v)
+{
+	return v > 0 ? v : 0;
+}
+
+/* Td, the data transfer time. HTTP: what Tt leaves after the response
+ * headers arrived, -1 without them. TCP: what it leaves after handshake,
+ * queue and connect, -1 without a connection. */
 static void r_Td(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
 {
-	if (f->Tc < 0 || f->Tw < 0)
+	if (f->is_http) {
+		if (f->Tr < 0)
+			out_int(o, -1);
+		else
+			out_int(o, (int64_t)f->Tt - nonneg(f->Tq) - nonneg(f->Tw) - nonneg(f->Tc) -
+			           f->Tr);
+	} else if (f->Tc < 0 || f->Tw < 0) {
 		out_int(o, -1);
-	else
-		out_int(o, (int64_t)f->Tt - (f->Th > 0 ? f->Th : 0) - f->Tw - f->Tc);
+	} else {
+		out_int(o, (int64_t)f->Tt - nonneg(f->Th) - f->Tw - f->Tc);
+	}
+}
+
+/* Tu: Tt without the idle time before the request (none in TCP). */
+static void r_Tu(struct lf_out *o, const struct lf_node *n, const struct log_fields *f)
+{
+	if (f->logasap)
+		out_char(o, '+');
+	out_int(o, (int64_t)f->Tt - (f->is_http ? nonneg(f->Ti) : 0));
 }
 
 #define LF_FIELD(name, kind, member, flags) \
 	{ name, kind, offsetof(struct log_fields, member), flags, NULL }
 #define LF_CUSTOM(name, fn)  { name, LF_K_CUSTOM, 0, 0, fn }
 #define LF_DATE(name, form)  { name, LF_K_DATE, form, 0, NULL }
-#define LF_HTTP(name)        { name, LF_K_HTTP, 0, 0, NULL }
 
-/* Every variable HAProxy 2.6 knows (section 8.2.4). The LF_HTTP ones need
- * the HTTP layer: turn each into a field or a custom renderer when it is
- * there. Names are exact, case-sensitive. */
+/* The variables HAProxy 2.6 knows (configuration manual, section 8.2.6)
+ * that a TCP stream has too; the HTTP ones are in logformat_http.c. Names
+ * are exact, case-sensitive. */
 static const struct lf_var_def lf_vars[] = {
 	{ "o", LF_K_OPTIONS, 0, 0, NULL },
 	LF_FIELD("B",    LF_K_U64,  bytes_out,   LF_F_ASAP),
@@ -251,7 +248,7 @@ static const struct lf_var_def lf_vars[] = {
 	LF_DATE("Tl",    LF_D_LOCAL),
 	LF_DATE("Ts",    LF_D_EPOCH),
 	LF_FIELD("Tt",   LF_K_INT,  Tt,          LF_F_ASAP),
-	LF_FIELD("Tu",   LF_K_INT,  Tt,          LF_F_ASAP), /* Tt - Ti, no Ti in TCP */
+	LF_CUSTOM("Tu",  r_Tu),
 	LF_FIELD("Tw",   LF_K_INT,  Tw,          0),
 	LF_FIELD("U",    LF_K_U64,  bytes_in,    0),
 	LF_FIELD("ac",   LF_K_INT,  actconn,     0),
@@ -271,7 +268,7 @@ static const struct lf_var_def lf_vars[] = {
 	LF_DATE("ms",    LF_D_MS),
 	LF_CUSTOM("pid", r_pid),
 	LF_CUSTOM("rc",  r_retries),
-	LF_FIELD("rt",   LF_K_UINT, req_counter, 0),
+	LF_CUSTOM("rt",  r_req_counter),
 	LF_CUSTOM("s",   r_server),
 	LF_FIELD("sc",   LF_K_INT,  srv_conn,    0),
 	LF_FIELD("si",   LF_K_IP,   srv,         0),
@@ -281,12 +278,6 @@ static const struct lf_var_def lf_vars[] = {
 	LF_FIELD("sslv", LF_K_TEXT, ssl_version, 0),
 	LF_DATE("t",     LF_D_CLF_MS),
 	LF_CUSTOM("ts",  r_term_state),
-	/* HTTP: captures, request line, status, HTTP timers and dates */
-	LF_HTTP("CC"), LF_HTTP("CS"), LF_HTTP("HM"), LF_HTTP("HP"), LF_HTTP("HPO"),
-	LF_HTTP("HQ"), LF_HTTP("HU"), LF_HTTP("HV"), LF_HTTP("ST"), LF_HTTP("Ta"),
-	LF_HTTP("Ti"), LF_HTTP("Tq"), LF_HTTP("TR"), LF_HTTP("Tr"), LF_HTTP("hr"),
-	LF_HTTP("hrl"), LF_HTTP("hs"), LF_HTTP("hsl"), LF_HTTP("r"), LF_HTTP("tr"),
-	LF_HTTP("trg"), LF_HTTP("trl"), LF_HTTP("tsc"),
 };
 
 static const struct lf_var_def *lf_var_lookup(const char *name, size_t len)
@@ -294,6 +285,10 @@ static const struct lf_var_def *lf_var_lookup(const char *name, size_t len)
 	for (size_t i = 0; i < sizeof(lf_vars) / sizeof(lf_vars[0]); i++)
 		if (strlen(lf_vars[i].name) == len && memcmp(lf_vars[i].name, name, len) == 0)
 			return &lf_vars[i];
+	for (size_t i = 0; i < lf_http_nvars; i++)
+		if (strlen(lf_http_vars[i].name) == len &&
+		    memcmp(lf_http_vars[i].name, name, len) == 0)
+			return &lf_http_vars[i];
 	return NULL;
 }
 
@@ -318,7 +313,7 @@ static void lf_render_var(struct lf_out *o, const struct lf_node *n, const struc
 		out_uint(o, *(const uint64_t *)field, 0);
 		break;
 	case LF_K_TEXT:
-		out_text(o, n, *(const char *const *)field);
+		lf_out_text(o, n, *(const char *const *)field);
 		break;
 	case LF_K_IP:
 		out_ip(o, n, (const struct sockaddr_storage *)field);
@@ -327,7 +322,7 @@ static void lf_render_var(struct lf_out *o, const struct lf_node *n, const struc
 		out_port(o, n, (const struct sockaddr_storage *)field, f);
 		break;
 	case LF_K_DATE:
-		out_accept_date(o, n, f, (enum lf_date_form)v->off);
+		lf_out_date(o, n, f->accept_us, (enum lf_date_form)v->off);
 		break;
 	case LF_K_CUSTOM:
 		v->render(o, n, f);
@@ -433,6 +428,81 @@ static int lf_lit_flush(struct lf_builder *b)
 	return 0;
 }
 
+/* A run of spaces: one separator node, even across "%o" (prints nothing). */
+static int lf_sep_add(struct lf_builder *b)
+{
+	struct lf_node *n;
+
+	if (lf_lit_flush(b) < 0)
+		return -1;
+	if (b->e->count && b->e->nodes[b->e->count - 1].type == LF_NODE_SEP)
+		return 0;
+	n = lf_node_add(b);
+	if (!n)
+		return -1;
+	n->type = LF_NODE_SEP;
+	return 0;
+}
+
+/* "%[expr]" at <p> (on the '['), with <opts>. Returns the position after
+ * the ']', or NULL with <err> set. */
+static const char *lf_compile_sample(struct lf_builder *b, const char *p, unsigned int opts,
+                                     char *err, size_t errlen)
+{
+	char why[200];
+	const char *end = NULL;
+	struct sample_expr *expr;
+	struct lf_node *n;
+
+	why[0] = '\0';
+	expr = sample_expr_parse(p + 1, &end, why, sizeof(why));
+	if (!expr) {
+		errmsg_set(err, errlen, "failed to parse sample expression <%s> : %s", p + 1, why);
+		return NULL;
+	}
+	if (*end != ']') {
+		if (*end)
+			errmsg_set(err, errlen, "expected ']' after '%.*s', but found '%c'",
+			           (int)(end - p - 1), p + 1, *end);
+		else
+			errmsg_set(err, errlen, "missing ']' after '%s'", p + 1);
+		sample_expr_free(expr);
+		return NULL;
+	}
+	if (lf_lit_flush(b) < 0 || !(n = lf_node_add(b))) {
+		sample_expr_free(expr);
+		errmsg_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	n->type = LF_NODE_SAMPLE;
+	n->options = opts;
+	n->expr = expr;
+	return end + 1;
+}
+
+/* "%{flags}" at <p> (on the '{'): the flags in <flags>/<flags_len>.
+ * Returns the position after the '}', or NULL with <err> set. */
+static const char *lf_compile_flags(const char *fmt, const char *p, const char **flags,
+                                    size_t *flags_len, char *err, size_t errlen)
+{
+	const char *close = strchr(p + 1, '}');
+
+	if (!close) {
+		errmsg_set(err, errlen, "missing '}' after '%%{' at position %d in '%s'",
+		           (int)(p - fmt), fmt);
+		return NULL;
+	}
+	*flags = p + 1;
+	*flags_len = (size_t)(close - *flags);
+	p = close + 1;
+	if (*p != '[' && !isalnum((unsigned char)*p)) {
+		errmsg_set(err, errlen, "flags '%%{%.*s}' are not followed by a variable name",
+		           (int)*flags_len, *flags);
+		return NULL;
+	}
+	return p;
+}
+
 /* Parses one "%..." at <p> (just after the '%'). Returns the position after
  * it, or NULL with <err> set. */
 static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const char *p,
@@ -453,29 +523,15 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		return NULL;
 	}
 	if (*p == '{') {
-		const char *close = strchr(p + 1, '}');
-
-		if (!close) {
-			errmsg_set(err, errlen, "missing '}' after '%%{' at position %d in '%s'",
-			        (int)(p - fmt), fmt);
+		p = lf_compile_flags(fmt, p, &flags, &flags_len, err, errlen);
+		if (!p)
 			return NULL;
-		}
-		flags = p + 1;
-		flags_len = (size_t)(close - flags);
-		p = close + 1;
-		if (*p != '[' && !isalnum((unsigned char)*p)) {
-			errmsg_set(err, errlen, "flags '%%{%.*s}' are not followed by a variable name",
-			        (int)flags_len, flags);
-			return NULL;
-		}
 	} else if (*p != '[' && !isalpha((unsigned char)*p)) {
 		return p;       /* HAProxy drops a '%' followed by anything else */
 	}
-	if (*p == '[') {
-		errmsg_set(err, errlen, "sample expressions ('%%[...]') in log-format are not "
-		        "supported yet");
-		return NULL;
-	}
+	if (*p == '[')
+		return lf_compile_sample(b, p, lf_apply_flags(*defopts, flags, flags_len),
+		                         err, errlen);
 	for (name = p; isalnum((unsigned char)*p); p++)
 		;
 	v = lf_var_lookup(name, (size_t)(p - name));
@@ -484,24 +540,18 @@ static const char *lf_compile_var(struct lf_builder *b, const char *fmt, const c
 		        "a '%%')", (int)(p - name), name);
 		return NULL;
 	}
-	if (v->kind == LF_K_HTTP) {
-		errmsg_set(err, errlen, "log-format variable '%%%s' needs HTTP logging, which is "
-		        "not supported yet", v->name);
-		return NULL;
-	}
 	if (v->kind == LF_K_OPTIONS) {
 		*defopts = lf_apply_flags(*defopts, flags, flags_len);
 		return p;
 	}
-	if (lf_lit_flush(b) < 0 || !(n = lf_node_add(b)))
-		goto oom;
+	if (lf_lit_flush(b) < 0 || !(n = lf_node_add(b))) {
+		errmsg_set(err, errlen, "out of memory");
+		return NULL;
+	}
 	n->type = LF_NODE_VAR;
 	n->var = v;
 	n->options = lf_apply_flags(*defopts, flags, flags_len);
 	return p;
-oom:
-	errmsg_set(err, errlen, "out of memory");
-	return NULL;
 }
 
 int lf_compile(const char *fmt, struct lf_expr *out, char *err, size_t errlen)
@@ -513,13 +563,18 @@ int lf_compile(const char *fmt, struct lf_expr *out, char *err, size_t errlen)
 	out->nodes = NULL;
 	out->count = 0;
 	while (*p) {
-		const char *pct = strchr(p, '%');
-		size_t n = pct ? (size_t)(pct - p) : strlen(p);
+		size_t n = strcspn(p, "% ");
 
 		if (lf_lit_add(&b, p, n) < 0)
 			goto oom;
 		p += n;
-		if (!pct)
+		if (*p == ' ') {
+			if (lf_sep_add(&b) < 0)
+				goto oom;
+			p++;
+			continue;
+		}
+		if (!*p)
 			break;
 		p++;
 		if (*p == '%') {
@@ -548,27 +603,61 @@ void lf_free(struct lf_expr *e)
 {
 	if (!e)
 		return;
-	for (int i = 0; i < e->count; i++)
+	for (int i = 0; i < e->count; i++) {
 		free(e->nodes[i].text);
+		sample_expr_free(e->nodes[i].expr);
+	}
 	free(e->nodes);
 	e->nodes = NULL;
 	e->count = 0;
+}
+
+int lf_check_mode(const struct lf_expr *e, int http_mode, char *err, size_t errlen)
+{
+	if (http_mode)
+		return 0;
+	for (int i = 0; i < e->count; i++) {
+		const struct lf_node *n = &e->nodes[i];
+
+		if (n->type == LF_NODE_VAR && (n->var->flags & LF_F_HTTP_ONLY))
+			return errmsg_set(err, errlen, "format variable '%s' is reserved for HTTP mode",
+			                  n->var->name);
+	}
+	return 0;
 }
 
 size_t lf_render(const struct lf_expr *e, const struct log_fields *f,
                  char *out, size_t outsz)
 {
 	struct lf_out o = { out, out + (outsz ? outsz - 1 : 0) };
+	int last_is_space = 1;          /* nothing printed yet: no leading space */
 
 	if (!outsz)
 		return 0;
 	for (int i = 0; i < e->count; i++) {
 		const struct lf_node *n = &e->nodes[i];
+		const char *before = o.p;
 
-		if (n->type == LF_NODE_TEXT)
+		switch (n->type) {
+		case LF_NODE_TEXT:
 			out_mem(&o, n->text, n->text_len);
-		else
+			last_is_space = 0;
+			break;
+		case LF_NODE_SEP:
+			if (!last_is_space)
+				out_char(&o, ' ');
+			last_is_space = 1;
+			break;
+		case LF_NODE_VAR:
 			lf_render_var(&o, n, f);
+			if (!(n->var->flags & LF_F_MAY_SKIP) || o.p != before)
+				last_is_space = 0;
+			break;
+		case LF_NODE_SAMPLE:
+			lf_render_sample(&o, n, f);
+			last_is_space = 0;
+			break;
+		}
 	}
 	*o.p = '\0';
 	return (size_t)(o.p - out);

@@ -54,6 +54,11 @@ static struct {
 } thr_streams[MAX_THREADS];
 
 static _Atomic uint64_t next_uniq_id;
+
+uint64_t stream_next_id(void)
+{
+	return atomic_fetch_add(&next_uniq_id, 1);
+}
 static POOL_DECLARE(pool_stream, "stream", struct stream)
 
 __attribute__((constructor)) static void stream_lists_init(void)
@@ -160,7 +165,8 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	s->task = task_new(stream_process, s, tid, TC_NORMAL, "stream");
 	if (!s->task || buf_alloc(&s->req) < 0 || buf_alloc(&s->res) < 0)
 		goto fail;
-	s->uniq_id = atomic_fetch_add(&next_uniq_id, 1);
+	if (fe->mode != PX_MODE_HTTP)
+		s->uniq_id = stream_next_id();   /* HTTP numbers each request */
 	s->lst = l;
 	s->fe = fe;
 	pendconn_init(&s->pend, s->task);

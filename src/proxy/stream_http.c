@@ -60,7 +60,6 @@
 #define LINGER_MS        1000
 
 static POOL_DECLARE(pool_txn, "http_txn", struct http_txn)
-static _Atomic uint64_t next_txn_id;
 static __thread struct buffer thr_spare;
 
 /* ---- small helpers ---- */
@@ -113,6 +112,18 @@ static ssize_t reframe_head(struct buffer *b, size_t off, size_t old_len,
 
 /* ---- transactions ---- */
 
+/* A transaction is numbered when its request starts (or fails), not when
+ * the connection starts waiting for it: an idle keep-alive wait that ends
+ * with the connection takes no number, as in HAProxy. */
+static void txn_take_id(struct stream *s)
+{
+	if (!s->txn->id_set) {
+		s->txn->id = stream_next_id();
+		s->txn->id_set = 1;
+		s->uniq_id = s->txn->id;
+	}
+}
+
 static void txn_init_msgs(struct http_txn *t)
 {
 	memset(&t->req, 0, sizeof(t->req));
@@ -131,7 +142,6 @@ static void txn_start(struct stream *s)
 	memset(t, 0, offsetof(struct http_txn, req_hdrs));
 	memset(&t->req_body, 0, sizeof(*t) - offsetof(struct http_txn, req_body));
 	txn_init_msgs(t);
-	t->id = atomic_fetch_add(&next_txn_id, 1);
 	t->status = t->srv_status = -1;
 	t->log_level = -1;
 	t->Ti = t->TR = t->Tq = t->Tr = t->Ta = -1;
@@ -526,6 +536,13 @@ static void reply_start(struct stream *s, int status, const struct http_reply *r
 	if (s->term[0] == '-') {
 		s->term[0] = a;
 		s->term[1] = b;
+	}
+	txn_take_id(s);
+	if (t->Ti < 0) {
+		/* no complete request: the idle time is what passed before its
+		 * first byte (or before the error), never -1, as HAProxy logs */
+		t->Ti = (int)((t->req_first_ms ? t->req_first_ms : now_ms()) - t->idle_start_ms);
+		t->Tq = t->Ti;
 	}
 	if (status == 400 || status == 408 || status == 501 || status == 414 || status == 431)
 		t->flags |= TX_F_CLI_CLOSE;
@@ -992,6 +1009,7 @@ static void http_wait_req(struct stream *s)
 	failed = read_client_head(s);
 	if (s->req.data && !t->req_first_ms) {
 		t->req_first_ms = now_ms();
+		txn_take_id(s);
 		if (s->txn_count)
 			s->http_exp = tick_add_ifset(t->req_first_ms,
 			                             first_set(fe->timeout_http_request,

@@ -1,5 +1,7 @@
 /* Unit tests for src/core/log.c: `log` line parsing, opening, syslog framing
- * checked byte for byte on real sockets and pipes, and log-format strings. */
+ * checked byte for byte on real sockets and pipes; and for logformat.c and
+ * logformat_http.c: log-format strings, HTTP variables and %[sample],
+ * compared with lines HAProxy 2.6.12 wrote. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,8 @@
 
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
+#include <sluice/expr/sample.h>
+#include <sluice/http/h1.h>
 #include "t.h"
 
 static char err[256];
@@ -880,7 +884,7 @@ static void test_logformat_flags(void)
 	/* %o: the flags of every later variable, until changed */
 	CHECK_STR(render("%{+Q}o%b %s %{-Q}f %H", &f), "\"be1\" \"srv1\" fe1 \"myhost\"");
 	CHECK_STR(render("%b %{+Q}o%{-Q}o%b", &f), "be1 be1");
-	CHECK_STR(render("%{+Q}o %b", &f), " \"be1\"");     /* %o prints nothing */
+	CHECK_STR(render("%{+Q}o %b", &f), "\"be1\"");      /* %o prints nothing */
 	/* +E: backslash before '"', '\' and ']' (RFC 5424 PARAM-VALUE) */
 	f.be_name = "a\"b\\c]d";
 	CHECK_STR(render("%{+E}b", &f), "a\\\"b\\\\c\\]d");
@@ -930,15 +934,389 @@ static void test_logformat_syntax(void)
 	COMPILE_FAILS("%Tsx", "'%Tsx'");
 	COMPILE_FAILS("%ci:%zz", "'%zz'");
 	COMPILE_FAILS("%{+Q}9s", "'%9s'");
-	COMPILE_FAILS("%[src]", "sample expressions");
-	COMPILE_FAILS("%{+Q}[src]", "not supported yet");
-	COMPILE_FAILS("%r", "'%r' needs HTTP logging, which is not supported yet");
-	COMPILE_FAILS("%ST", "'%ST' needs HTTP");
-	COMPILE_FAILS("%{+Q}r", "needs HTTP");
-	COMPILE_FAILS("%tsc", "needs HTTP");
-	COMPILE_FAILS("%Ta", "needs HTTP");
-	COMPILE_FAILS("%ci %hr", "'%hr' needs HTTP");
-	COMPILE_FAILS("%CC", "needs HTTP");
+	/* %[sample]: errors worded as HAProxy's */
+	COMPILE_FAILS("%[nope]", "failed to parse sample expression <nope]> : ");
+	COMPILE_FAILS("%[nope]", "nope");
+	COMPILE_FAILS("%[src,nope]", "failed to parse sample expression <src,nope]> : ");
+	COMPILE_FAILS("%[src", "missing ']' after 'src'");
+	COMPILE_FAILS("%{+Q}[src", "missing ']' after 'src'");
+	COMPILE_FAILS("%[src ]", "expected ']' after 'src', but found ' '");
+	COMPILE_FAILS("%[src)]", "expected ']' after 'src', but found ')'");
+	COMPILE_FAILS("%[]", "failed to parse sample expression <]>");
+	COMPILE_FAILS("%[", "failed to parse sample expression <>");
+	COMPILE_FAILS("%[int(1)] %[int(]", "failed to parse sample expression <int(]>");
+}
+
+/* ---- HTTP variables and %[sample] ---- */
+
+/* A stream that ended well: the fields of HAProxy's documented-style
+ * httplog line we compare with (values from a real HAProxy 2.6 run). */
+static void http_fields(struct log_fields *f)
+{
+	sample_fields(f);
+	f->is_http = 1;
+	f->status = 200;
+	f->req_line = "GET / HTTP/1.1";
+	f->req_line_len = strlen(f->req_line);
+	f->Th = 0;
+	f->Ti = 0;
+	f->TR = 0;
+	f->Tq = 0;
+	f->Tw = 0;
+	f->Tc = 0;
+	f->Tr = 0;
+	f->Ta = 0;
+	f->Tt = 0;
+	f->bytes_out = 96;
+	memcpy(f->cookie_term, "--", 3);
+}
+
+static void set_req_line(struct log_fields *f, const char *line)
+{
+	f->req_line = line;
+	f->req_line_len = line ? strlen(line) : 0;
+}
+
+/* The built-in formats, compared with lines HAProxy 2.6.12 wrote for the
+ * same session (option httplog with and without captures, a bad request,
+ * option httplog clf). */
+static void test_logformat_httplog(void)
+{
+	static const char *const req_caps[] = { "127.0.0.1:18100", "Moz \"x\" #1|{a}" };
+	static const char *const res_caps[] = { "a|b{c}\"d#e\x01" "f" };
+	struct log_fields f;
+
+	http_fields(&f);
+	set_v4(&f.cli, "127.0.0.1", 46992);
+	f.accept_us = fixed_us(2026, 11, 22, 6, 55, 10, 24000);
+	f.fe_name = "f4";
+	f.be_name = "b1";
+	f.srv_name = "s1";
+	CHECK_STR(render(LF_HTTPLOG_FORMAT, &f),
+	          "127.0.0.1:46992 [22/Nov/2026:06:55:10.024] f4 b1/s1 0/0/0/0/0 200 96 - - "
+	          "---- 1/1/0/0/0 0/0 \"GET / HTTP/1.1\"");
+
+	set_v4(&f.cli, "127.0.0.1", 35090);
+	f.accept_us = fixed_us(2026, 11, 22, 6, 55, 9, 995000);
+	f.fe_name = "f1";
+	f.cookie_cli = "SRV=abc";
+	f.cookie_srv = "SRV=s1";
+	f.req_caps = req_caps;
+	f.nreq_caps = 2;
+	f.res_caps = res_caps;
+	f.nres_caps = 1;
+	set_req_line(&f, "GET /p/a%20th?x=1&y=\"2\" HTTP/1.1");
+	CHECK_STR(render(LF_HTTPLOG_FORMAT, &f),
+	          "127.0.0.1:35090 [22/Nov/2026:06:55:09.995] f1 b1/s1 0/0/0/0/0 200 96 SRV=abc "
+	          "SRV=s1 ---- 1/1/0/0/0 0/0 {127.0.0.1:18100|Moz #22x#22 #231#7C#7Ba#7D} "
+	          "{a#7Cb#7Bc#7D#22d#23e#01f} \"GET /p/a%20th?x=1&y=#222#22 HTTP/1.1\"");
+
+	/* a request that never parsed: no backend, no server, no captures */
+	http_fields(&f);
+	set_v4(&f.cli, "127.0.0.1", 45908);
+	f.accept_us = fixed_us(2026, 11, 22, 6, 55, 17, 951000);
+	f.fe_name = "f4";
+	f.be_name = NULL;
+	f.srv_name = NULL;
+	set_req_line(&f, NULL);
+	f.status = 400;
+	f.bytes_out = 0;
+	f.TR = f.Tw = f.Tc = f.Tr = -1;
+	memcpy(f.term, "CR", 3);
+	CHECK_STR(render(LF_HTTPLOG_FORMAT, &f),
+	          "127.0.0.1:45908 [22/Nov/2026:06:55:17.951] f4 f4/<NOSRV> -1/-1/-1/-1/0 400 0 - - "
+	          "CR-- 1/1/0/0/0 0/0 \"<BADREQ>\"");
+
+	/* clf: quoted names, "" for absent cookies, trailing space left by the
+	 * empty %hrl %hsl exactly as HAProxy leaves it */
+	http_fields(&f);
+	set_v4(&f.cli, "127.0.0.1", 60434);
+	f.accept_us = fixed_us(2026, 11, 22, 6, 55, 10, 14000);
+	f.fe_name = "f3";
+	f.be_name = "b1";
+	f.srv_name = "s1";
+	set_req_line(&f, "GET /clf?a HTTP/1.1");
+	CHECK_STR(render(LF_HTTPLOG_CLF_FORMAT, &f),
+	          "127.0.0.1 - - [22/Nov/2026:06:55:10 +0000] \"GET /clf?a HTTP/1.1\" 200 96 \"\" "
+	          "\"\" 60434 014 \"f3\" \"b1\" \"s1\" 0 0 0 0 0 ---- 1 1 0 0 0 0 0 \"\" \"\" ");
+	f.req_caps = req_caps;
+	f.nreq_caps = 2;
+	CHECK_STR(render("%hrl|%{+Q}hrl|%hsl", &f),
+	          "127.0.0.1:18100 Moz #22x#22 #231#7C#7Ba#7D|\"127.0.0.1:18100\" "
+	          "\"Moz #22x#22 #231#7C#7Ba#7D\"|");
+}
+
+/* Every request-line variable on the lines HAProxy 2.6.12 logged them for,
+ * with two request captures (Host, User-Agent) and one response capture. */
+static void test_logformat_request_line(void)
+{
+	static const char fmt[] =
+		"A %ST|%r|%HM|%HP|%HPO|%HQ|%HU|%HV|%hr|%hrl|%hs|%hsl|%CC|%CS|%tsc|%ID|%rt|"
+		"%{+Q}r|%{+Q}HU|%{+Q}hr|%{+Q}hrl|%{+E}r|%{+E}hr|%{+E}HU";
+	static const char *const res_caps[] = { "a|b{c}\"d#e\x01" "f" };
+	static const struct {
+		const char *line, *host, *ua, *expect;
+	} t[] = {
+	{ "GET http://h.example:81/abs/path?q=1 HTTP/1.1", "h.example:81", NULL,
+	  "A 200|GET http://h.example:81/abs/path?q=1 HTTP/1.1|GET|http://h.example:81/abs/path|/abs/path|?q=1|http://h.example:81/abs/path?q=1|HTTP/1.1|{h.example:81|}|h.example:81 -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|0|\"GET http://h.example:81/abs/path?q=1 HTTP/1.1\"|\"http://h.example:81/abs/path?q=1\"|\"{h.example:81|}\"|\"h.example:81\" \"\"|GET http://h.example:81/abs/path?q=1 HTTP/1.1|{h.example:81|}|http://h.example:81/abs/path?q=1" },
+	{ "GET http://h.example:81 HTTP/1.1", "h.example:81", NULL,
+	  "A 200|GET http://h.example:81 HTTP/1.1|GET|http://h.example:81|||http://h.example:81|HTTP/1.1|{h.example:81|}|h.example:81 -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|1|\"GET http://h.example:81 HTTP/1.1\"|\"http://h.example:81\"|\"{h.example:81|}\"|\"h.example:81\" \"\"|GET http://h.example:81 HTTP/1.1|{h.example:81|}|http://h.example:81" },
+	{ "OPTIONS * HTTP/1.1", "h", NULL,
+	  "A 200|OPTIONS * HTTP/1.1|OPTIONS|*|||*|HTTP/1.1|{h|}|h -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|2|\"OPTIONS * HTTP/1.1\"|\"*\"|\"{h|}\"|\"h\" \"\"|OPTIONS * HTTP/1.1|{h|}|*" },
+	{ "GET /a??b?c HTTP/1.1", "h", NULL,
+	  "A 200|GET /a??b?c HTTP/1.1|GET|/a|/a|??b?c|/a??b?c|HTTP/1.1|{h|}|h -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|3|\"GET /a??b?c HTTP/1.1\"|\"/a??b?c\"|\"{h|}\"|\"h\" \"\"|GET /a??b?c HTTP/1.1|{h|}|/a??b?c" },
+	{ "GET /a? HTTP/1.1", "h", NULL,
+	  "A 200|GET /a? HTTP/1.1|GET|/a|/a|?|/a?|HTTP/1.1|{h|}|h -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|4|\"GET /a? HTTP/1.1\"|\"/a?\"|\"{h|}\"|\"h\" \"\"|GET /a? HTTP/1.1|{h|}|/a?" },
+	{ "CONNECT h.example:443 HTTP/1.1", "h.example", NULL,
+	  "A 200|CONNECT h.example:443 HTTP/1.1|CONNECT|h.example:443|||h.example:443|HTTP/1.1|{h.example|}|h.example -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|5|\"CONNECT h.example:443 HTTP/1.1\"|\"h.example:443\"|\"{h.example|}\"|\"h.example\" \"\"|CONNECT h.example:443 HTTP/1.1|{h.example|}|h.example:443" },
+	{ "GET /a\\\\b]c HTTP/1.0", NULL, NULL,
+	  "A 200|GET /a\\\\b]c HTTP/1.0|GET|/a\\\\b]c|/a\\\\b]c||/a\\\\b]c|HTTP/1.0|{|}|- -|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|6|\"GET /a\\\\b]c HTTP/1.0\"|\"/a\\\\b]c\"|\"{|}\"|\"\" \"\"|GET /a\\\\\\\\b\\]c HTTP/1.0|{|}|/a\\\\\\\\b\\]c" },
+	{ "GET /p/a%20th?x=1&y=\"2\" HTTP/1.1", "127.0.0.1:18101", "Moz \"x\" #1|{a}",
+	  "A 200|GET /p/a%20th?x=1&y=#222#22 HTTP/1.1|GET|/p/a%20th|/p/a%20th|?x=1&y=#222#22|/p/a%20th?x=1&y=#222#22|HTTP/1.1|{127.0.0.1:18101|Moz #22x#22 #231#7C#7Ba#7D}|127.0.0.1:18101 Moz #22x#22 #231#7C#7Ba#7D|{a#7Cb#7Bc#7D#22d#23e#01f}|a#7Cb#7Bc#7D#22d#23e#01f|-|-|----|-|7|\"GET /p/a%20th?x=1&y=#222#22 HTTP/1.1\"|\"/p/a%20th?x=1&y=#222#22\"|\"{127.0.0.1:18101|Moz #22x#22 #231#7C#7Ba#7D}\"|\"127.0.0.1:18101\" \"Moz #22x#22 #231#7C#7Ba#7D\"|GET /p/a%20th?x=1&y=#222#22 HTTP/1.1|{127.0.0.1:18101|Moz #22x#22 #231#7C#7Ba#7D}|/p/a%20th?x=1&y=#222#22" },
+	/* no request line, no transaction captures: the mux logged the error */
+	{ NULL, NULL, NULL,
+	  "A 400|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|||||-|-|PR--|-|8|\"<BADREQ>\"|\"<BADREQ>\"|||<BADREQ>||<BADREQ>" },
+	};
+	struct log_fields f;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const char *caps[2] = { t[i].host, t[i].ua };
+
+		http_fields(&f);
+		set_req_line(&f, t[i].line);
+		f.req_counter = (unsigned int)i;
+		if (t[i].line) {
+			f.req_caps = caps;
+			f.nreq_caps = 2;
+			f.res_caps = res_caps;
+			f.nres_caps = 1;
+		} else {
+			f.status = 400;
+			memcpy(f.term, "PR", 3);
+		}
+		CHECK_STR(render(fmt, &f), t[i].expect);
+	}
+
+	/* odd lines: a method alone, HTTP/0.9, blanks, control bytes, a line
+	 * cut by its length, absolute URIs without path or with user info */
+	http_fields(&f);
+	set_req_line(&f, "GET");
+	CHECK_STR(render("%HM|%HU|%HP|%HPO|%HQ|%HV", &f),
+	          "<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>||HTTP/0.9");
+	set_req_line(&f, "GET /x");
+	CHECK_STR(render("%HM|%HU|%HV|%{+Q}HV", &f), "GET|/x|HTTP/0.9|\"HTTP/0.9\"");
+	set_req_line(&f, "GET  \t/x?a\tHTTP/1.1");
+	CHECK_STR(render("%HM|%HU|%HP|%HQ|%HV", &f), "GET|/x?a|/x|?a|HTTP/1.1");
+	set_req_line(&f, "GET /\x7f\xc3\xa9\x01#]\\ HTTP/1.1");
+	CHECK_STR(render("%r|%{+E}HU", &f),
+	          "GET /#7F#C3#A9#01#23]\\ HTTP/1.1|/#7F#C3#A9#01#23\\]\\\\");
+	f.req_line = "GET /abc HTTP/1.1 and more";
+	f.req_line_len = 8;
+	CHECK_STR(render("%r|%HU|%HV", &f), "GET /abc|/abc|HTTP/0.9");
+	f.req_line = "GET /a\0b HTTP/1.1";
+	f.req_line_len = 17;
+	CHECK_STR(render("%r", &f), "GET /a");        /* a NUL ends the line */
+	set_req_line(&f, "GET https://u@h:1/p/q?r=/s HTTP/1.1");
+	CHECK_STR(render("%HPO|%HP", &f), "/p/q|https://u@h:1/p/q");
+	set_req_line(&f, "GET http://h?x/y HTTP/1.1");
+	CHECK_STR(render("%HPO", &f), "/y");          /* the authority ends at '/' only */
+	set_req_line(&f, "GET h:80 HTTP/1.1");
+	CHECK_STR(render("[%HPO]", &f), "[]");
+	set_req_line(&f, "GET 1a://h/p HTTP/1.1");
+	CHECK_STR(render("[%HPO]", &f), "[]");
+	set_req_line(&f, "GET  HTTP/1.1");
+	CHECK_STR(render("[%HM][%HU][%HV]", &f), "[GET][HTTP/1.1][HTTP/0.9]");
+	set_req_line(&f, "");
+	CHECK_STR(render("[%r][%HM][%HQ][%{+Q}r]", &f), "[][<BADREQ>][][\"\"]");
+}
+
+/* Timers, request date, status, cookies and termination state. */
+static void test_logformat_http_fields(void)
+{
+	struct log_fields f;
+
+	/* HAProxy 2.6.12 after 296 ms of idle time on a kept-alive connection:
+	 * "H 200|296|0|296|2|2|0|0|0|298|2|0|<tr>|<trg>|<trl>|<t>|2|96|44" */
+	http_fields(&f);
+	f.accept_us = fixed_us(2026, 11, 22, 6, 57, 31, 678000);
+	f.Tq = 296;
+	f.TR = 0;
+	f.Ti = 296;
+	f.Tr = 2;
+	f.Ta = 2;
+	f.Tt = 298;
+	f.req_counter = 2;
+	f.bytes_in = 44;
+	CHECK_STR(render("H %ST|%Tq|%TR|%Ti|%Tr|%Ta|%Th|%Tw|%Tc|%Tt|%Tu|%Td|%tr|%trg|%trl|%t|%rt|"
+	                 "%B|%U", &f),
+	          "H 200|296|0|296|2|2|0|0|0|298|2|0|22/Nov/2026:06:57:31.974|"
+	          "22/Nov/2026:06:57:31 +0000|22/Nov/2026:06:57:31 +0000|"
+	          "22/Nov/2026:06:57:31.678|2|96|44");
+	/* the request date adds Th; the data time is what follows the headers */
+	f.Th = 5;
+	f.Ti = 995;
+	f.TR = 3;
+	f.Tq = 1003;
+	f.Tw = 4;
+	f.Tc = 6;
+	f.Tr = 7;
+	f.Tt = 1100;
+	f.Ta = 100;
+	CHECK_STR(render("%tr %Td %Tu %Ta", &f), "22/Nov/2026:06:57:32.678 80 105 100");
+	f.Tr = -1;                                     /* no response headers */
+	CHECK_STR(render("%Td %Tr", &f), "-1 -1");
+	f.Ti = -1;                                     /* nothing received */
+	CHECK_STR(render("%tr %Tu", &f), "22/Nov/2026:06:57:31.678 1100");
+	/* option logasap: '+' before Ta, Tt, Tu and B, as HAProxy 2.6.12 */
+	f.logasap = 1;
+	f.Ta = f.Tt = f.Tq = f.Tr = 0;
+	f.Ti = 0;
+	CHECK_STR(render("L %Ta|%Tt|%Tu|%B|%Tq|%Tr", &f), "L +0|+0|+0|+96|0|0");
+	f.logasap = 0;
+
+	/* status, cookies, cookie termination state */
+	http_fields(&f);
+	f.status = -1;
+	CHECK_STR(render("%ST %CC %CS %{+Q}CC %tsc", &f), "-1 - - \"\" ----");
+	f.cookie_cli = "SRV=a\"b";
+	f.cookie_srv = "";
+	memcpy(f.term, "sH", 3);
+	memcpy(f.cookie_term, "VN", 3);
+	CHECK_STR(render("%CC %CS %{+E}CC %tsc %ts", &f), "SRV=a\"b - SRV=a\\\"b sHVN sH");
+	f.cookie_term[1] = '\0';
+	CHECK_STR(render("%tsc", &f), "sHV-");
+	memset(f.cookie_term, 0, sizeof(f.cookie_term));
+	f.term[0] = '\0';
+	CHECK_STR(render("%tsc", &f), "----");
+
+	/* %rt: the 64-bit transaction id wins when set */
+	f.req_counter = 7;
+	CHECK_STR(render("%rt %{+X}rt", &f), "7 0007");
+	f.req_counter64 = 0x123456789ULL;
+	CHECK_STR(render("%rt %{+X}rt", &f), "4886718345 123456789");
+}
+
+/* A TCP stream: no transaction, so HTTP variables print HAProxy's values
+ * for none, whatever the HTTP fields hold. */
+static void test_logformat_tcp_stream(void)
+{
+	static const char *const caps[] = { "x" };
+	struct log_fields f;
+
+	sample_fields(&f);                             /* is_http == 0 */
+	set_req_line(&f, "GET / HTTP/1.1");
+	f.status = 200;
+	f.Tq = f.TR = f.Ti = f.Tr = f.Ta = 7;
+	f.req_caps = caps;
+	f.nreq_caps = 1;
+	f.cookie_cli = "c";
+	memcpy(f.cookie_term, "NI", 3);
+	CHECK_STR(render("%ST|%r|%HM|%HP|%HPO|%HQ|%HU|%HV|%hr|%hrl|%hs|%hsl|%CC|%CS|%tsc|"
+	                 "%Tq|%TR|%Ti|%Tr|%Ta|%Tu|%tr", &f),
+	          "0|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|<BADREQ>|||||-|-|----|"
+	          "-1|-1|-1|-1|5007|5007|22/Nov/2026:04:25:00.123");
+	/* HAProxy 2.6.12, TCP frontend: "T 0|1|0|497|497|497|0|----|0" */
+	f.Th = 0;
+	f.Tw = 0;
+	f.Tc = 0;
+	f.Tt = 497;
+	memcpy(f.term, "--", 3);
+	CHECK_STR(render("T %Th|%Tc|%Tt|%Tu|%Td|%ST|%tsc|%rt", &f), "T 0|0|497|497|497|0|----|0");
+}
+
+/* Spaces are separators, merged, never leading, and not doubled after an
+ * empty %hr %hs %hrl %hsl (what HAProxy 2.6.12 printed for these formats). */
+static void test_logformat_spaces(void)
+{
+	struct log_fields f;
+
+	http_fields(&f);
+	CHECK_STR(render("  B a   b\tc\t d|%{-M}ID x|%{-M}ID  y|", &f),
+	          "B a b\tc\t d| x| y|");
+	CHECK_STR(render("0/0 %hr %hs %{+Q}r", &f), "0/0 \"GET / HTTP/1.1\"");
+	CHECK_STR(render("a %hrl  %hsl b ", &f), "a b ");
+	CHECK_STR(render("a %{+Q}o %o %b", &f), "a \"be1\"");
+	CHECK_STR(render("%%  %%", &f), "% %");
+	CHECK_STR(render(" ", &f), "");
+	f.nreq_caps = 1;                              /* caps that print keep the space */
+	f.req_caps = (const char *const[]){ NULL };
+	CHECK_STR(render("a %hr %hrl b", &f), "a {} - b");
+}
+
+/* A context as a stream would give, over a request parsed by the HTTP/1
+ * parser. */
+static int test_smp_addr(const struct smp_ctx *ctx, enum smp_addr_kind which,
+                         struct sockaddr_storage *out)
+{
+	if (which != SMP_ADDR_CLI_SRC)
+		return 0;
+	set_v4(out, "127.0.0.1", 56122);
+	return 1;
+}
+
+static const struct smp_ops test_smp_ops = { .addr = test_smp_addr };
+
+static void test_logformat_sample(void)
+{
+	static const char raw[] = "GET /u?q=1 HTTP/1.1\r\nHost: h1\r\nX: a\"b\\\\c]d\r\n\r\n";
+	struct http_hdr hdrs[8];
+	struct http_msg req = { .hdrs = hdrs, .maxhdrs = 8 };
+	struct smp_ctx ctx = { .ops = &test_smp_ops, .req = &req, .final = 1 };
+	struct log_fields f;
+
+	CHECK(h1_parse_head(raw, sizeof(raw) - 1, 1, HTTP_METH_OTHER, 8192, 0, &req, NULL) == H1_OK);
+	http_fields(&f);
+	f.smp = &ctx;
+	/* what HAProxy 2.6.12 printed (capture.req.hdr() there for the headers,
+	 * which its log-format wants): integers, addresses, binary up to NUL,
+	 * "-" for no or empty result, Q and E as for any string */
+	CHECK_STR(render("%[src]|%[src,ipmask(8)]|%[bin(41420043)]|%[str(ab),hex]|%[int(-5)]|"
+	                 "%[bool(1)]|%{+Q}[src]|%[req.hdr(none)]|%{+Q}[req.hdr(none)]|%[str()]|"
+	                 "%[req.hdr(x)]|%{+E}[req.hdr(x)]|%{+Q}[req.hdr(x)]|%[ipv6(::1)]|%[method]|"
+	                 "%[req.hdr(host)]", &f),
+	          "127.0.0.1|127.0.0.0|AB|6162|-5|1|\"127.0.0.1\"|-|\"\"|-|a\"b\\\\c]d|"
+	          "a\\\"b\\\\\\\\c\\]d|\"a\"b\\\\c]d\"|::1|GET|h1");
+	CHECK_STR(render("%{-M}[req.hdr(none)]|%[path,upper] %[dst] %[src_port]", &f),
+	          "|/U - 56122");
+	CHECK_STR(render("[%{+Q}o%[method]%[str(a b)]]", &f), "[\"GET\"\"a b\"]");
+	f.smp = NULL;                                  /* no context: no result */
+	CHECK_STR(render("%[src]|%{+Q}[src]|%{-M}[src]|", &f), "-|\"\"||");
+}
+
+/* Mode checks, and the cut of long lines in the middle of an escape. */
+static void test_logformat_http_misc(void)
+{
+	struct log_fields f;
+	struct lf_expr e;
+	char small[6];
+
+	CHECK(lf_compile(LF_HTTPLOG_FORMAT, &e, err, sizeof(err)) == 0);
+	CHECK(lf_check_mode(&e, 1, err, sizeof(err)) == 0);
+	err[0] = '\0';
+	CHECK(lf_check_mode(&e, 0, err, sizeof(err)) == -1);
+	CHECK_STR(err, "format variable 'tr' is reserved for HTTP mode");
+	lf_free(&e);
+	CHECK(lf_compile(LF_HTTPLOG_CLF_FORMAT, &e, err, sizeof(err)) == 0);
+	lf_free(&e);
+	/* accepted in TCP mode by HAProxy: %ST %hr %hrl %hs %hsl %tsc and samples */
+	CHECK(lf_compile("%ST %hr %hrl %hs %hsl %tsc %[src] %Th %Tu %Td", &e, err, sizeof(err)) == 0);
+	CHECK(lf_check_mode(&e, 0, err, sizeof(err)) == 0);
+	lf_free(&e);
+	for (const char *const *v = (const char *const[]){ "%r", "%HM", "%HP", "%HPO", "%HQ",
+	     "%HU", "%HV", "%CC", "%CS", "%Tq", "%TR", "%Ti", "%Tr", "%Ta", "%trg", "%trl",
+	     NULL }; *v; v++) {
+		CHECK(lf_compile(*v, &e, err, sizeof(err)) == 0);
+		err[0] = '\0';
+		CHECK(lf_check_mode(&e, 0, err, sizeof(err)) == -1 && strstr(err, *v + 1));
+		lf_free(&e);
+	}
+
+	http_fields(&f);
+	set_req_line(&f, "G\"\"\"");
+	CHECK(lf_compile("%r", &e, err, sizeof(err)) == 0);
+	CHECK(lf_render(&e, &f, small, sizeof(small)) == 5);
+	CHECK_STR(small, "G#22#");
+	lf_free(&e);
 }
 
 /* Time zones: %Tl and ISO stamps carry the offset. Last, and on other
@@ -958,6 +1336,13 @@ static void test_timezone(void)
 	CHECK_STR(render("%t|%T|%Tl", &f),
 	          "21/Nov/2026:23:27:00.009|22/Nov/2026:04:27:00 +0000|"
 	          "21/Nov/2026:23:27:00 -0500");
+	f.is_http = 1;                                 /* request 1.5 s later */
+	f.accept_us = fixed_us(2026, 11, 22, 4, 27, 59, 500000);
+	f.Ti = 1400;
+	f.Th = 100;
+	CHECK_STR(render("%tr|%trg|%trl", &f),
+	          "21/Nov/2026:23:28:01.000|22/Nov/2026:04:28:01 +0000|"
+	          "21/Nov/2026:23:28:01 -0500");
 	t = parse("stderr format rfc5424 local0");
 	CHECK(t != NULL);
 	if (t) {
@@ -988,6 +1373,13 @@ int main(void)
 	test_logformat_render();
 	test_logformat_flags();
 	test_logformat_syntax();
+	test_logformat_httplog();
+	test_logformat_request_line();
+	test_logformat_http_fields();
+	test_logformat_tcp_stream();
+	test_logformat_spaces();
+	test_logformat_sample();
+	test_logformat_http_misc();
 	test_timezone();
 	return t_done("test_log");
 }

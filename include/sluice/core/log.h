@@ -176,8 +176,10 @@ struct log_fields {
 	int status;                       /* %ST, -1 if none */
 	const char *req_line;             /* %r %HM %HU %HP %HQ %HV: the request line as
 	                                   * received (<= 1024 bytes), NULL: "<BADREQ>" */
-	size_t req_line_len;
-	int Tq, TR, Ti, Tr, Ta;           /* %Tq %TR %Ti %Tr %Ta, -1 unset */
+	size_t req_line_len;              /* its length (it ends at a NUL byte too) */
+	int Tq, TR, Ti, Tr, Ta;           /* %Tq %TR %Ti %Tr %Ta, -1 unset. %tr %trg %trl:
+	                                   * accept_us + Th + Ti (accept_us if Ti < 0);
+	                                   * %Tu: Tt - Ti; %Td: Tt - Tq - Tw - Tc - Tr */
 	const char *const *req_caps;      /* %hr %hrl: captured request header values */
 	int nreq_caps;                    /* (an entry may be NULL: not present) */
 	const char *const *res_caps;      /* %hs %hsl */
@@ -188,27 +190,49 @@ struct log_fields {
 	struct smp_ctx *smp;              /* %[expr] evaluated against it (NULL: "-") */
 };
 
-struct lf_node;                       /* compiled element, log.c private */
+struct lf_node;                       /* compiled element, logformat.c private */
 
 struct lf_expr {
 	struct lf_node *nodes;
 	int count;
 };
 
-/* HAProxy's `option tcplog` format. */
+/* HAProxy 2.6's built-in formats, exactly: `option tcplog`, `option
+ * httplog`, `option httplog clf` and `option httpslog` (the last one needs
+ * the fetches fc_err, ssl_fc_err, ssl_c_err, ssl_c_ca_err,
+ * ssl_fc_is_resumed and ssl_fc_sni to compile). */
 #define LF_TCPLOG_FORMAT \
 	"%ci:%cp [%t] %ft %b/%s %Tw/%Tc/%Tt %B %ts %ac/%fc/%bc/%sc/%rc %sq/%bq"
+#define LF_HTTPLOG_FORMAT \
+	"%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc " \
+	"%ac/%fc/%bc/%sc/%rc %sq/%bq %hr %hs %{+Q}r"
+#define LF_HTTPLOG_CLF_FORMAT \
+	"%{+Q}o %{-Q}ci - - [%trg] %r %ST %B \"\" \"\" %cp %ms %ft %b %s %TR %Tw %Tc " \
+	"%Tr %Ta %tsc %ac %fc %bc %sc %rc %sq %bq %CC %CS %hrl %hsl"
+#define LF_HTTPSLOG_FORMAT \
+	LF_HTTPLOG_FORMAT " %[fc_err]/%[ssl_fc_err,hex]/%[ssl_c_err]/%[ssl_c_ca_err]/" \
+	"%[ssl_fc_is_resumed] %[ssl_fc_sni]/%sslv/%sslc"
 
-/* Compiles a log-format string: literal text, "%%", %var and %{flags}var
- * (flags: +Q/-Q quote, +X/-X hex, +E/-E escape, +M/-M "-" for empty, "%o"
- * sets them for the variables after it). Unknown variables, variables that
- * need the HTTP layer, %[sample] and bad syntax are errors (message in
- * <err>). Returns 0, or -1 with <out> left empty. */
+/* Compiles a log-format string: literal text, "%%", %var, %{flags}var and
+ * %[sample expression] (flags: +Q/-Q quote, +X/-X hex, +E/-E escape, +M/-M
+ * "-" for empty, "%o" sets them for the variables after it). A run of
+ * spaces is a separator: it prints one space, and only after something
+ * that is not a space. Unknown variables, bad sample expressions and bad
+ * syntax are errors (message in <err>). Returns 0, or -1 with <out> left
+ * empty. */
 int lf_compile(const char *fmt, struct lf_expr *out, char *err, size_t errlen);
 void lf_free(struct lf_expr *e);
 
+/* HAProxy refuses, in a proxy that is not in HTTP mode, the variables that
+ * only an HTTP transaction has (%r %HM %HP %HPO %HQ %HU %HV %CC %CS %Tq %TR
+ * %Ti %Tr %Ta %tr %trg %trl). With <http_mode> 0, returns -1 and "format
+ * variable 'r' is reserved for HTTP mode" if <e> has one; else 0. */
+int lf_check_mode(const struct lf_expr *e, int http_mode, char *err, size_t errlen);
+
 /* Renders <e> with <f> into <out> (always NUL-terminated, truncated to fit).
- * Returns the length written. */
+ * Returns the length written. No allocation; %[sample] results live in the
+ * calling thread's sample scratch buffers, evaluated against f->smp (whose
+ * `final` the caller sets: logging happens at the end). */
 size_t lf_render(const struct lf_expr *e, const struct log_fields *f,
                  char *out, size_t outsz);
 

@@ -57,6 +57,7 @@ struct txn_body {
 
 struct http_txn {
 	uint64_t id;                 /* txn.id, %rt: per-process request counter */
+	int id_set;
 	unsigned int flags;          /* TX_F_* */
 	struct http_msg req, res;
 	struct http_edit req_edit, res_edit;

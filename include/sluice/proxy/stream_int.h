@@ -9,6 +9,9 @@
 
 /* stream.c */
 int64_t stream_wall_us(void);
+/* The process-wide stream counter (%rt, txn.id): one per TCP session or
+ * HTTP request, as HAProxy counts streams. */
+uint64_t stream_next_id(void);
 void stream_free(struct stream *s);
 /* Ends the stream (state CLOSED) with termination state <a><b> unless one
  * is already set. In HTTP mode, the caller decides first whether a response
