@@ -21,6 +21,21 @@
 
 static struct cfg_kw_table *kw_tables;
 static struct cfg_post_hook *post_hooks;
+static struct cfg_section_def *section_defs;
+
+void cfg_register_section(struct cfg_section_def *s)
+{
+	s->next = section_defs;
+	section_defs = s;
+}
+
+static const struct cfg_section_def *find_section_def(const char *w, enum cfg_section sec)
+{
+	for (const struct cfg_section_def *d = section_defs; d; d = d->next)
+		if (w ? strcmp(d->name, w) == 0 : d->sec == sec)
+			return d;
+	return NULL;
+}
 
 void cfg_register(struct cfg_kw_table *t)
 {
@@ -68,7 +83,8 @@ static const char *section_name(enum cfg_section s)
 	case CFG_SEC_FRONTEND: return "frontend";
 	case CFG_SEC_BACKEND:  return "backend";
 	case CFG_SEC_LISTEN:   return "listen";
-	default:               return "no";
+	default:
+		return find_section_def(NULL, s) ? find_section_def(NULL, s)->name : "no";
 	}
 }
 
@@ -79,11 +95,13 @@ static enum cfg_section section_from_word(const char *w)
 		{ "frontend", CFG_SEC_FRONTEND }, { "backend", CFG_SEC_BACKEND },
 		{ "listen", CFG_SEC_LISTEN },
 	};
+	const struct cfg_section_def *d;
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (strcmp(w, tab[i].name) == 0)
 			return tab[i].sec;
-	return CFG_SEC_NONE;
+	d = find_section_def(w, CFG_SEC_NONE);
+	return d ? d->sec : CFG_SEC_NONE;
 }
 
 /* Sections of HAProxy's language that sluice does not implement yet: named
@@ -92,7 +110,7 @@ static int is_unsupported_section(const char *w)
 {
 	static const char *const names[] = {
 		"userlist", "peers", "resolvers", "mailers", "program",
-		"http-errors", "ring", "cache", "fcgi-app", "crt-store", NULL
+		"ring", "cache", "fcgi-app", "crt-store", NULL
 	};
 
 	for (int i = 0; names[i]; i++)
@@ -129,9 +147,24 @@ static const struct cfg_kw *find_kw(char **args, int nargs, enum cfg_section sec
 	return pair ? pair : single;
 }
 
+/* A section registered by a module: its header line goes to its handler. */
+static int section_def_begin(struct cfg_ctx *ctx, enum cfg_section sec, char **args, int nargs)
+{
+	const struct cfg_section_def *d = find_section_def(NULL, sec);
+	char err[2048] = "";
+
+	if (d->begin(ctx, args, nargs, err, sizeof(err)) < 0) {
+		cfg_alert(ctx->file, ctx->line, "%s", err);
+		ctx->section = CFG_SEC_NONE;
+		ctx->skip_section = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 {
-	char err[512] = "";
+	char err[2048] = "";
 	const struct cfg_kw *kw;
 	int known_word;
 	enum cfg_section sec = section_from_word(args[0]);
@@ -148,6 +181,8 @@ static int parse_line(struct cfg_ctx *ctx, char **args, int nargs)
 			return 0;
 		}
 		ctx->skip_section = 0;
+		if (!(sec & CFG_SEC_PROXY))
+			return section_def_begin(ctx, sec, args, nargs);
 		ctx->px = proxy_cfg_begin(ctx, sec, args, nargs, err, sizeof(err));
 		if (!ctx->px) {
 			cfg_alert(ctx->file, ctx->line, "%s", err);

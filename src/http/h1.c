@@ -732,7 +732,7 @@ static enum h1_result h1_request_framing(struct h1_parse *ps)
 {
 	struct http_msg *msg = ps->msg;
 
-	if ((msg->flags & HTTP_F_VER_11) && !ps->host_count)
+	if ((msg->flags & HTTP_F_VER_11) && !ps->host_count && !(ps->opts & H1_O_HOST_OPTIONAL))
 		return h1_fail(ps, 400, "missing Host", ps->buf + msg->head_len);
 	if (!(msg->flags & HTTP_F_VER_11))
 		msg->flags &= ~HTTP_F_EXPECT_100;   /* RFC 9110 section 10.1.1 */

@@ -465,6 +465,10 @@ static void http_log(struct stream *s)
 
 	if (t->flags & (TX_F_LOGGED | TX_F_MONITOR))
 		return;
+	if (t->log_level == ACT_LOG_LEVEL_SILENT) {
+		t->flags |= TX_F_LOGGED;
+		return;
+	}
 	t->flags |= TX_F_LOGGED;
 	if (!fe->logfmt.count)
 		return;
@@ -753,9 +757,11 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.edit = &t->req_edit;
 	env.reply = &s->res;
 	env.resume = t->resume;
+	env.strict_off = t->act_strict_off;
 	s->res.head = s->res.data = 0;
 	v = act_exec(rules, &env);
 	t->resume = NULL;
+	t->act_strict_off = env.strict_off;
 	switch (v) {
 	case ACT_V_CONTINUE:
 	case ACT_V_STOP:
@@ -765,6 +771,8 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		s->st = SST_HTTP_BODY_WAIT;
 		s->http_exp = tick_add_ifset(now_ms(), first_set(s->fe->timeout_http_request,
 		                                                 s->fe->timeout_client));
+		if (env.wait_exp_ms && (!s->http_exp || env.wait_exp_ms < s->http_exp))
+			s->http_exp = env.wait_exp_ms;
 		send_100_continue(s);
 		return 0;
 	case ACT_V_DENY:
@@ -1019,7 +1027,7 @@ static void http_wait_req(struct stream *s)
 		buf_align0(&s->req);
 		r = h1_parse_head(s->req.area, s->req.data, 1, HTTP_METH_OTHER,
 		                  s->req.size - HTTP_RESERVE,
-		                  H1_O_BARE_LF |
+		                  H1_O_BARE_LF | H1_O_HOST_OPTIONAL |
 		                  ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
 		                  &t->req, &err);
 		if (r == H1_OK) {
@@ -1189,13 +1197,34 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.smp = &c;
 	env.msg = &t->res;
 	env.edit = &t->res_edit;
+	if (set == ACT_HTTP_RES && !(t->flags & TX_F_REPLIED) &&
+	    (thr_spare.area || buf_alloc(&thr_spare) == 0)) {
+		thr_spare.head = thr_spare.data = 0;
+		env.reply = &thr_spare;
+	}
 	v = act_exec(rules, &env);
 	switch (v) {
+	case ACT_V_REPLY: {
+		/* return/redirect: the server's response is dropped, the
+		 * reply takes its place (its connection cannot be reused) */
+		struct buffer tmp = s->res;
+
+		if (!env.reply)
+			return 0;
+		s->res = thr_spare;
+		thr_spare = tmp;
+		s->res_fwd = 0;
+		t->flags |= TX_F_SRV_CLOSE | TX_F_REPLIED;
+		if (env.close)
+			t->flags |= TX_F_CLI_CLOSE;
+		return -1;
+	}
 	case ACT_V_DENY:
 		if (set != ACT_HTTP_RES)
 			return 0;
 		CNT_INC(px->fe_cnt.denied_resp);
-		CNT_INC(s->fe->fe_cnt.denied_resp);
+		if (px != s->fe)
+			CNT_INC(s->fe->fe_cnt.denied_resp);
 		t->flags |= TX_F_SRV_CLOSE;
 		reply_prepare(s, env.status ? env.status : 502, env.deny_reply);
 		if (s->term[0] == '-') {
@@ -1208,7 +1237,11 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 		if (set != ACT_HTTP_RES)
 			return 0;
 		t->flags |= TX_F_SRV_CLOSE;
-		reply_prepare(s, 500, NULL);
+		reply_prepare(s, 502, NULL);
+		if (s->term[0] == '-') {
+			s->term[0] = 'P';
+			s->term[1] = 'H';
+		}
 		return -1;
 	case ACT_V_REJECT:
 		s->term[0] = 'P';
@@ -1794,6 +1827,8 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 	env->px = s->fe;
 	env->set = set;
 	env->smp = &c;
+	if (set == ACT_TCP_REQ_CONT)
+		env->resume = s->tcp_resume;
 	return act_exec(rules, env);
 }
 
@@ -1838,6 +1873,7 @@ int stream_tcp_content_rules(struct stream *s)
 	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONT, final, &env);
 	switch (v) {
 	case ACT_V_YIELD:
+		s->tcp_resume = env.resume;
 		if (final)
 			return 1;
 		s->conn_exp = limit;
@@ -1851,6 +1887,7 @@ int stream_tcp_content_rules(struct stream *s)
 		s->st = SST_CLOSED;
 		return -1;
 	default:
+		s->tcp_resume = NULL;
 		s->conn_exp = 0;
 		return 1;
 	}

@@ -522,6 +522,9 @@ static void test_field_errors(void)
 	CHECK(hdr_is(1, "X", "b"));
 	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\x01b\n\n", 1, 0, H1_O_BARE_LF, 400));
 	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\rb\n\n", 1, 0, H1_O_BARE_LF, 400));
+	/* H1_O_HOST_OPTIONAL: a missing Host passes, a doubled one does not */
+	CHECK(valid_head("GET / HTTP/1.1\r\nX: b\r\n\r\n", "", 1, 0, H1_O_HOST_OPTIONAL));
+	CHECK(invalid("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 1, 0, H1_O_HOST_OPTIONAL, 400));
 }
 
 /* Values are scanned a word at a time: a control byte at any position of a

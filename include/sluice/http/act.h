@@ -22,6 +22,7 @@
 #define SLUICE_HTTP_ACT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/list.h>
 #include <sluice/cfg/cfg.h>
@@ -62,6 +63,12 @@ enum act_verdict {
 	ACT_V_ERROR,         /* an action failed (rewrite with no room): answer 500
 	                      * (request) or 502 (response), as HAProxy's strict-mode */
 	ACT_V_USE_SERVICE,   /* use-service: env->service names it */
+	/* additions of the rules engine */
+	ACT_V_CLOSE,         /* tcp-response content close: close the server
+	                      * connection once what was received is forwarded */
+	ACT_V_SWITCH_HTTP,   /* tcp-request content switch-mode http: go on with
+	                      * the stream in HTTP mode (env->switch_proto: NULL,
+	                      * "h1" or "h2") */
 };
 
 /* What the stream hands to act_exec(). */
@@ -82,7 +89,35 @@ struct act_env {
 	const char *service;         /* USE_SERVICE */
 	/* resume point for ACT_V_YIELD */
 	struct list *resume;         /* rule to start from (NULL: the first) */
+
+	/* additions of the rules engine. Zero them with the rest of the
+	 * environment before the first act_exec() of a rule set, and keep the
+	 * environment as it is across an ACT_V_YIELD. */
+	int buf_full;                /* in: the analysed buffer is full (wait-for-body
+	                              * stops waiting) */
+	uint64_t wait_exp_ms;        /* YIELD of wait-for-body: the wait ends at this
+	                              * date of the loop clock (th_ctx->now_ms): arm
+	                              * a timer for it and call again, the rule then
+	                              * goes on; 0 when the yield has no deadline of
+	                              * its own */
+	int silent;                  /* REJECT: silent-drop (no FIN/RST if possible) */
+	int expect_proxy;            /* tcp-request connection expect-proxy layer4:
+	                              * read a PROXY header before anything else */
+	const char *switch_proto;    /* SWITCH_HTTP: "h1", "h2" or NULL (guess) */
+	int strict_off;              /* internal: strict-mode off in effect */
 };
+
+/* Bits of act_kw.sets */
+#define ACT_F_HTTP_REQ      (1u << ACT_HTTP_REQ)
+#define ACT_F_HTTP_RES      (1u << ACT_HTTP_RES)
+#define ACT_F_HTTP_AFTER    (1u << ACT_HTTP_AFTER)
+#define ACT_F_TCP_REQ_CONN  (1u << ACT_TCP_REQ_CONN)
+#define ACT_F_TCP_REQ_SESS  (1u << ACT_TCP_REQ_SESS)
+#define ACT_F_TCP_REQ_CONT  (1u << ACT_TCP_REQ_CONT)
+#define ACT_F_TCP_RES_CONT  (1u << ACT_TCP_RES_CONT)
+#define ACT_F_HTTP_ALL      (ACT_F_HTTP_REQ | ACT_F_HTTP_RES | ACT_F_HTTP_AFTER)
+#define ACT_F_TCP_ALL       (ACT_F_TCP_REQ_CONN | ACT_F_TCP_REQ_SESS | \
+                             ACT_F_TCP_REQ_CONT | ACT_F_TCP_RES_CONT)
 
 /* One configured rule. */
 struct act_rule {
@@ -93,11 +128,20 @@ struct act_rule {
 	char *file;
 	int line;
 	void *arg;                   /* the action's compiled arguments */
+	unsigned int flags;          /* ACT_RULE_F_* (addition) */
 };
+
+/* act_rule.flags */
+#define ACT_RULE_F_LEGACY  0x01      /* a `redirect` line: runs after the proxy's
+                                      * http-request rules, as in HAProxy, and its
+                                      * target is literal text, not a log-format */
 
 /* An action keyword: parse at configuration time, exec at run time.
  * parse() gets the words after the action name up to (excluding) if/unless,
- * returns 0 or -1 with a message. exec() returns a verdict. */
+ * returns 0 or -1 with a message. exec() returns a verdict.
+ * For parse(), args[-1] is the action word itself (a prefix keyword such as
+ * "set-var(" reads its argument there); r->set, r->file and r->line are
+ * already set. */
 struct act_kw {
 	const char *kw;              /* "set-header", "deny", "set-var(" (prefix
 	                              * match when it ends with '(') */
@@ -106,7 +150,13 @@ struct act_kw {
 	             char *err, size_t errlen);
 	enum act_verdict (*exec)(const struct act_rule *r, struct act_env *env);
 	void (*free)(void *arg);
+	unsigned int flags;          /* ACT_KW_F_* (addition) */
 };
+
+/* act_kw.flags */
+#define ACT_KW_F_UNSUPPORTED 0x01    /* known to HAProxy, not to sluice: parse()
+                                      * only explains why; not listed among the
+                                      * valid actions */
 
 /* Runs the rules of <rules> (a proxy list of env->set) from env->resume.
  * Returns the verdict; on ACT_V_YIELD env->resume says where to resume. */
@@ -117,5 +167,58 @@ void act_free_rules(struct list *rules);
 
 /* The configuration keywords (http-request, http-response, ...) are
  * registered by act.c itself with CFG_REGISTER. */
+
+/* --- additions of the rules engine ------------------------------------- */
+
+/* Action keywords are registered in tables by the modules that implement
+ * them (src/http/act_*.c, Lua later), like configuration keywords. */
+struct act_kw_table {
+	struct act_kw_table *next;
+	const struct act_kw *kws;    /* terminated by an entry with kw == NULL */
+};
+void act_register(struct act_kw_table *t);
+
+#define ACT_REGISTER(table) \
+	static struct act_kw_table table##_reg = { NULL, table }; \
+	__attribute__((constructor)) static void table##_register(void) \
+	{ act_register(&table##_reg); }
+
+/* The action keyword <word> of rule set <set> (prefix keywords match
+ * "set-var(txn.x)"), or NULL. */
+const struct act_kw *act_kw_find(enum act_ruleset set, const char *word);
+
+/* The rule list of <px> for <set>, and the rule set's name as written in
+ * the configuration ("http-request", "tcp-request content"...). */
+struct list *act_rules_of(struct proxy *px, enum act_ruleset set);
+const char *act_ruleset_name(enum act_ruleset set);
+
+/* Parses one rule, args[0] being the action word, and appends it to the
+ * proxy's list for <set>. Returns 0, or -1 with a message naming the action
+ * and the argument at fault. (The configuration keywords call it; tests
+ * and other front-ends may too.) */
+int act_rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
+                   const char *file, int line, char *err, size_t errlen);
+
+/* Services for use-service: a name today, the applet to run later. */
+struct act_service {
+	struct act_service *next;
+	const char *name;
+};
+void act_service_register(struct act_service *svc);
+const struct act_service *act_service_find(const char *name);
+
+/* How actions render their log-format arguments, and the formats of the
+ * dynamic replies they build (lf-string, lf-file, hdr of deny/tarpit/
+ * return): stream_lf_render() by default. A program without streams (the
+ * unit tests) may point it elsewhere. The replies' fmt_fn hands it its
+ * <ctx>, so render a dynamic env->deny_reply with
+ * http_reply_render(reply, stream, out, room). */
+struct lf_expr;
+extern size_t (*act_lf_render)(struct stream *s, const struct lf_expr *e, char *out,
+                               size_t room);
+
+/* set-log-level silent: the value stored in txn->log_level (levels 0-7 are
+ * the syslog ones, -1 the default). */
+#define ACT_LOG_LEVEL_SILENT  8
 
 #endif

@@ -16,6 +16,10 @@
  * recipient do so; HAProxy does by default). The streams pass it unless
  * configured otherwise; without it a bare LF is a 400. */
 #define H1_O_BARE_LF         0x02
+/* Accept an HTTP/1.1 request without Host (RFC 9112 section 3.2 says 400;
+ * HAProxy 2.6 forwards it, and monitoring scripts rely on that). Several
+ * Host fields or an invalid one stay errors. */
+#define H1_O_HOST_OPTIONAL   0x04
 
 /* Result of h1_parse_head(). */
 enum h1_result {

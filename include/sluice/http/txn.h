@@ -91,6 +91,7 @@ struct http_txn {
 	const char *err_reason;      /* why a request or response was refused (log) */
 	int ana_step;                /* request analysis: next step (stream_http.c) */
 	struct list *resume;         /* rule to resume at after ACT_V_YIELD */
+	int act_strict_off;          /* strict-mode off, kept across a yield */
 	int resp_interim;            /* 1xx heads forwarded so far */
 };
 
