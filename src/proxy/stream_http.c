@@ -949,7 +949,7 @@ static void request_parsed(struct stream *s)
 	if (s->fe->cap & PX_CAP_BE)
 		CNT_INC(s->fe->be_cnt.cum_req);   /* a listen section is both */
 	atomic_fetch_add(&global.cum_req, 1);
-	if (s->fe->http_conn != PX_HTTP_KAL || (m->flags & HTTP_F_CONN_CLOSE) ||
+	if (s->fe->http_conn == PX_HTTP_CLO || (m->flags & HTTP_F_CONN_CLOSE) ||
 	    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
 		t->flags |= TX_F_CLI_CLOSE;
 	s->http_exp = 0;
@@ -1625,12 +1625,6 @@ static void txn_end(struct stream *s)
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
 	if (t->status < 0 && t->res.status)
 		t->status = t->res.status;
-	/* the log runs while the backend still counts this stream (%bc) */
-	if (s->be)
-		atomic_fetch_sub(&s->be->beconn, 1);
-	http_log(s);
-	if (s->be)
-		atomic_fetch_add(&s->be->beconn, 1);
 	txn_account(s);
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
@@ -1639,9 +1633,12 @@ static void txn_end(struct stream *s)
 	keep_or_close_server_conn(s);
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
+	/* as HAProxy, the log line no longer counts this stream in %bc and
+	 * %sc: its slot is released (and handed over) first */
 	stream_release_server(s);
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
+	http_log(s);
 	s->be = NULL;
 	s->txn_count++;
 	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {
