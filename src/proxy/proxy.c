@@ -12,6 +12,9 @@
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
+#include <sluice/expr/acl.h>
+#include <sluice/http/errors.h>
+#include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -131,6 +134,42 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 			list_append(&px->logs, &t->list);
 	}
 	server_copy_settings(px->defsrv, def->defsrv);
+	/* HTTP (http_cfg.c): scalars, then deep copies */
+	px->timeout_http_request = def->timeout_http_request;
+	px->timeout_http_keep_alive = def->timeout_http_keep_alive;
+	px->timeout_tarpit = def->timeout_tarpit;
+	px->tcp_inspect_delay = def->tcp_inspect_delay;
+	px->tcp_res_inspect_delay = def->tcp_res_inspect_delay;
+	px->http_conn = def->http_conn;
+	px->http_reuse = def->http_reuse;
+	px->fwdfor = def->fwdfor;
+	px->fwdfor.hdr = def->fwdfor.hdr ? strdup(def->fwdfor.hdr) : NULL;
+	px->origto = def->origto;
+	px->origto.hdr = def->origto.hdr ? strdup(def->origto.hdr) : NULL;
+	if (def->errors && (px->errors = malloc(sizeof(*px->errors)))) {
+		http_errors_init(px->errors);
+		http_errors_copy(px->errors, def->errors, NULL, 0);
+	}
+	if (px->cap & PX_CAP_FE) {
+		px->monitor_uri = def->monitor_uri ? strdup(def->monitor_uri) : NULL;
+		px->unique_id_fmt_str = def->unique_id_fmt_str ? strdup(def->unique_id_fmt_str) : NULL;
+		px->unique_id_hdr = def->unique_id_hdr ? strdup(def->unique_id_hdr) : NULL;
+	}
+	if (px->cap & PX_CAP_BE) {
+		px->cookie_name = def->cookie_name ? strdup(def->cookie_name) : NULL;
+		px->cookie_domain = def->cookie_domain ? strdup(def->cookie_domain) : NULL;
+		px->cookie_opts = def->cookie_opts;
+		px->cookie_maxidle = def->cookie_maxidle;
+		px->cookie_maxlife = def->cookie_maxlife;
+		px->hash_type = def->hash_type;
+		lb_hash_conf_inherit(px, def);
+		px->lb_arg = def->lb_arg ? strdup(def->lb_arg) : NULL;
+		px->lb_uri_len = def->lb_uri_len;
+		px->lb_uri_depth = def->lb_uri_depth;
+		px->lb_uri_whole = def->lb_uri_whole;
+		px->lb_uri_path_only = def->lb_uri_path_only;
+		px->lb_hdr_domain = def->lb_hdr_domain;
+	}
 	px->defaults = (struct proxy *)def;
 }
 
@@ -290,9 +329,8 @@ static int kw_mode(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 		return 0;
 	}
 	if (strcmp(args[1], "http") == 0) {
-		snprintf(err, errlen, "mode 'http' is not supported by this version of sluice yet "
-		         "(only 'tcp').");
-		return -1;
+		ctx->px->mode = PX_MODE_HTTP;
+		return 0;
 	}
 	snprintf(err, errlen, "unknown mode '%s' (expects 'tcp' or 'http').", args[1]);
 	return -1;
@@ -338,25 +376,101 @@ static int kw_default_backend(struct cfg_ctx *ctx, char **args, int nargs, char 
 	return 0;
 }
 
+/* Whether a use_backend name is a log-format string: it has a '%' that
+ * is not the escape "%%". Otherwise "%%" stands for '%' and is unescaped
+ * into <plain> (as HAProxy turns a format without variables back into a
+ * fixed name). */
+static int use_backend_is_dynamic(const char *name, char *plain)
+{
+	for (; *name; name++) {
+		if (*name == '%' && name[1] != '%')
+			return 1;
+		*plain++ = *name;
+		if (*name == '%')
+			name++;
+	}
+	*plain = '\0';
+	return 0;
+}
+
+/* use_backend <name> [{if | unless} <condition>]
+ *
+ * A fixed <name> is resolved after parsing (proxy_check_one) into r->be.
+ * A log-format <name> ("%[req.hdr(host),lower]", "be_%[src,map_ip(f)]")
+ * is compiled here into r->dyn and r->be stays NULL. The stream's choice
+ * of backend walks the rules in order:
+ *   - r->cond (NULL: always) is evaluated with acl_cond_eval(), "unless"
+ *     already applied: FAIL goes to the next rule, MISS waits for more
+ *     data (or counts as FAIL once the data are final), PASS selects;
+ *   - a selected fixed rule gives r->be;
+ *   - a selected dynamic rule is rendered with stream_lf_render(s, r->dyn,
+ *     buf, sizeof(buf)) and looked up with proxy_find(buf, PX_CAP_BE); a
+ *     name that matches no backend (or one of an incompatible mode) ends
+ *     the walk, and default_backend applies (manual, "use_backend");
+ *   - no rule selected: default_backend, then the proxy itself if it is a
+ *     listen section. */
 static int kw_use_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	struct use_backend_rule *r;
+	struct acl_cond *cond = NULL;
+	char sub[512];
+	char *plain;
+	int dynamic;
 
 	if (nargs < 2) {
 		snprintf(err, errlen, "expects a backend name.");
 		return -1;
 	}
 	if (nargs > 2) {
-		snprintf(err, errlen, "conditions ('%s ...') need ACLs, which this version of "
-		         "sluice does not support yet.", args[2]);
-		return -1;
+		if (strcmp(args[2], "if") != 0 && strcmp(args[2], "unless") != 0) {
+			snprintf(err, errlen, "unexpected keyword '%s' after switching rule, only 'if' "
+			         "and 'unless' are allowed.", args[2]);
+			return -1;
+		}
+		cond = acl_cond_parse(args + 2, nargs - 2, ctx->px->acls, ctx->file, ctx->line,
+		                      sub, sizeof(sub));
+		if (!cond) {
+			snprintf(err, errlen, "error detected while parsing switching rule : %s.", sub);
+			return -1;
+		}
 	}
 	r = calloc(1, sizeof(*r));
-	r->name = strdup(args[1]);
+	plain = malloc(strlen(args[1]) + 1);
+	if (!r || !plain)
+		goto nomem;
+	dynamic = use_backend_is_dynamic(args[1], plain);
+	r->name = dynamic ? strdup(args[1]) : plain;
+	if (dynamic)
+		free(plain);
+	plain = NULL;
 	r->file = strdup(ctx->file);
+	if (!r->name || !r->file)
+		goto nomem;
+	if (dynamic) {
+		r->dyn = calloc(1, sizeof(*r->dyn));
+		if (!r->dyn)
+			goto nomem;
+		if (lf_compile(args[1], r->dyn, sub, sizeof(sub)) < 0) {
+			snprintf(err, errlen, "failed to parse use_backend rule '%s' : %s.", args[1], sub);
+			goto fail;
+		}
+	}
+	r->cond = cond;
 	r->line = ctx->line;
 	list_append(&ctx->px->use_backends, &r->list);
 	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory.");
+fail:
+	acl_cond_free(cond);
+	free(plain);
+	if (r) {
+		free(r->dyn);
+		free(r->name);
+		free(r->file);
+		free(r);
+	}
+	return -1;
 }
 
 static int kw_balance(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
@@ -366,6 +480,7 @@ static int kw_balance(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 		{ "leastconn", LB_LEASTCONN }, { "first", LB_FIRST },
 		{ "source", LB_SOURCE }, { "random", LB_RANDOM },
 	};
+	int rc;
 
 	if (nargs < 2) {
 		snprintf(err, errlen, "expects an algorithm.");
@@ -399,15 +514,17 @@ static int kw_balance(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 		ctx->px->random_draws = (int)draws;
 		return 0;
 	}
-	if (!strcmp(args[1], "uri") || !strcmp(args[1], "url_param") ||
-	    !strncmp(args[1], "hdr(", 4) || !strncmp(args[1], "rdp-cookie", 10) ||
-	    !strcmp(args[1], "hash")) {
-		snprintf(err, errlen, "algorithm '%s' needs HTTP support, which this version of "
-		         "sluice does not have yet.", args[1]);
+	/* uri, url_param, hdr(<name>): lb_hash.c */
+	rc = lb_hash_cfg_balance(ctx, args, nargs, err, errlen);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (!strncmp(args[1], "rdp-cookie", 10) || !strcmp(args[1], "hash")) {
+		snprintf(err, errlen, "algorithm '%s' is not supported by this version of sluice.",
+		         args[1]);
 		return -1;
 	}
 	snprintf(err, errlen, "only supports 'roundrobin', 'static-rr', 'leastconn', 'first', "
-	         "'source' and 'random' (unknown '%s').", args[1]);
+	         "'source', 'random', 'uri', 'url_param' and 'hdr(name)' (unknown '%s').", args[1]);
 	return -1;
 }
 
@@ -792,6 +909,32 @@ static int kw_bind(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 
 /* ---- post-parse checks ---- */
 
+/* Resolves a fixed use_backend name (a dynamic one is looked up per
+ * stream, see kw_use_backend()). Returns the number of errors. */
+static int use_backend_resolve(struct proxy *px, struct use_backend_rule *r)
+{
+	if (r->dyn)
+		return 0;
+	r->be = proxy_find(r->name, PX_CAP_BE);
+	if (!r->be) {
+		/* HAProxy's wording, which tests and tools look for */
+		cfg_alert(r->file, r->line, "Proxy '%s': unable to find required use_backend: '%s'.",
+		          px->name, r->name);
+		return 1;
+	}
+	if (r->be->mode != px->mode) {
+		/* as for default_backend: no switch between modes (HAProxy
+		 * refuses HTTP to TCP; TCP to HTTP would need an upgrade) */
+		cfg_alert(r->file, r->line, "%s %s '%s' (%s:%d) tries to use incompatible %s "
+		          "backend '%s' (%s:%d) in a 'use_backend' rule (see 'mode').",
+		          proxy_mode_name(px->mode), (px->cap & PX_CAP_BE) ? "listen" : "frontend",
+		          px->name, px->conf_file, px->conf_line, proxy_mode_name(r->be->mode),
+		          r->be->name, r->be->conf_file, r->be->conf_line);
+		return 1;
+	}
+	return 0;
+}
+
 static int proxy_check_one(struct proxy *px)
 {
 	int errors = 0;
@@ -825,26 +968,26 @@ static int proxy_check_one(struct proxy *px)
 		          "'default_backend' or 'use_backend'.", px->name);
 		errors++;
 	}
-	list_for_each_safe(pos, tmp, &px->use_backends) {
-		struct use_backend_rule *r = list_elem(pos, struct use_backend_rule, list);
-
-		r->be = proxy_find(r->name, PX_CAP_BE);
-		if (!r->be) {
-			cfg_alert(r->file, r->line,
-			          "Proxy '%s': unable to find required use_backend: '%s'.",
-			          px->name, r->name);
-			errors++;
-		}
-	}
+	list_for_each_safe(pos, tmp, &px->use_backends)
+		errors += use_backend_resolve(px, list_elem(pos, struct use_backend_rule, list));
 	if (px->log_format) {
 		char err[512];
 
-		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0) {
+		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
+		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0) {
 			cfg_alert(px->conf_file, px->conf_line, "log-format of '%s': %s",
 			          px->name, err);
 			errors++;
 		}
-	} else if (px->options & PX_O_TCPLOG) {
+	} else if ((px->options & PX_O_HTTPLOG) && px->mode == PX_MODE_HTTP) {
+		char err[512];
+
+		if (lf_compile((px->options & PX_O_HTTPLOG_CLF) ? LF_HTTPLOG_CLF_FORMAT :
+		               LF_HTTPLOG_FORMAT, &px->logfmt, err, sizeof(err)) < 0) {
+			cfg_alert(px->conf_file, px->conf_line, "internal: httplog format: %s", err);
+			errors++;
+		}
+	} else if (px->options & (PX_O_TCPLOG | PX_O_HTTPLOG)) {
 		char err[512];
 
 		if (lf_compile(LF_TCPLOG_FORMAT, &px->logfmt, err, sizeof(err)) < 0) {

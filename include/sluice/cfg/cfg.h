@@ -19,6 +19,7 @@ enum cfg_section {
 	CFG_SEC_FRONTEND = 0x04,
 	CFG_SEC_BACKEND  = 0x08,
 	CFG_SEC_LISTEN   = 0x10,
+	CFG_SEC_HTTP_ERRORS = 0x20,   /* http-errors <name> (src/http/http_cfg.c) */
 };
 #define CFG_SEC_PROXY  (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_BACKEND | CFG_SEC_LISTEN)
 #define CFG_SEC_FE     (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_LISTEN)
@@ -57,6 +58,18 @@ struct cfg_kw_table {
 };
 
 void cfg_register(struct cfg_kw_table *t);
+
+/* Sections other than global and the proxies: a module registers the word
+ * that opens one and the handler of that line (0, or -1 with a message);
+ * the lines inside are ordinary keywords registered for <sec>, run with
+ * ctx->px NULL. */
+struct cfg_section_def {
+	const char *name;
+	enum cfg_section sec;
+	int (*begin)(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen);
+	struct cfg_section_def *next;
+};
+void cfg_register_section(struct cfg_section_def *s);
 
 #define CFG_REGISTER(table) \
 	static struct cfg_kw_table table##_reg = { NULL, table }; \
