@@ -608,6 +608,12 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 			ctx->px->options &= ~tab[i].flag;
 		else
 			ctx->px->options |= tab[i].flag;
+		if (tab[i].flag == PX_O_TCPLOG && !ctx->negate) {
+			/* the last of tcplog / httplog / log-format wins */
+			ctx->px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF);
+			free(ctx->px->log_format);
+			ctx->px->log_format = NULL;
+		}
 		return 0;
 	}
 	snprintf(err, errlen, "unknown option '%s'.", args[1]);

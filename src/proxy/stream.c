@@ -448,7 +448,13 @@ void do_assign(struct stream *s)
 		}
 		stream_set_backend(s, be);
 	}
-	r = lb_pick(s->be, &s->cli.src, s->has_hkey ? &s->hkey : NULL, s->prev_srv, &srv);
+	if (s->persist_srv && s->persist_srv != s->prev_srv && srv_is_usable(s->persist_srv)) {
+		/* cookie persistence: that server, or its queue */
+		srv = s->persist_srv;
+		r = srv_take_slot(srv) ? LB_OK : LB_QUEUE_SRV;
+	} else {
+		r = lb_pick(s->be, &s->cli.src, s->has_hkey ? &s->hkey : NULL, s->prev_srv, &srv);
+	}
 	switch (r) {
 	case LB_OK:
 		got_server(s, srv);

@@ -434,7 +434,7 @@ void stream_log_fields(struct stream *s, struct log_fields *f)
 	f->nreq_caps = s->fe->nreq_cap;
 	f->res_caps = (const char *const *)t->res_cap;
 	f->nres_caps = s->fe->nres_cap;
-	memcpy(f->cookie_term, "--", 3);
+	memcpy(f->cookie_term, t->cookie_term[0] ? t->cookie_term : "--", 3);
 	f->req_counter = (unsigned int)t->id;
 	f->req_counter64 = t->id;
 	f->unique_id = t->unique_id;
@@ -920,6 +920,11 @@ static void http_analyze(struct stream *s, int final)
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
+	if (s->be->cookie_name) {
+		s->persist_srv = http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term,
+		                                       &t->ck);
+		t->srv_from_cookie = s->persist_srv != NULL;
+	}
 	if (request_emit_head(s) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_rewrites);
 		reply_start(s, 500, NULL, 'P', 'R');
@@ -1284,6 +1289,14 @@ static int response_parsed(struct stream *s)
 			return -1;
 		if (rc == -1)
 			return 1;   /* replaced by a local reply: parse it instead */
+		if (s->be->cookie_name &&
+		    http_cookie_response_ex(s->be, s->srv, t->srv_from_cookie, m, &t->res_edit,
+		                            t->cookie_term, &t->ck) < 0) {
+			CNT_INC(s->be->be_cnt.failed_rewrites);
+			t->flags |= TX_F_SRV_CLOSE;
+			reply_prepare(s, 502, NULL);
+			return 1;
+		}
 	}
 	if (s->be && run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) == -2)
 		return -1;
@@ -1609,6 +1622,7 @@ static void stream_next_txn(struct stream *s)
 	s->qtime_us = s->ctime_us = 0;
 	s->srv_queue_len = s->be_queue_len = 0;
 	s->has_hkey = 0;
+	s->persist_srv = NULL;
 	s->accept_us = stream_wall_us();
 	s->accept_ms = now_ms();
 	s->accept_ns = sched_now_ns();

@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 #include <sluice/expr/vars.h>
+#include <sluice/http/http_cookie.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/msg.h>
 #include <sluice/http/msgedit.h>
@@ -92,6 +93,9 @@ struct http_txn {
 	int ana_step;                /* request analysis: next step (stream_http.c) */
 	struct list *resume;         /* rule to resume at after ACT_V_YIELD */
 	int act_strict_off;          /* strict-mode off, kept across a yield */
+	char cookie_term[3];         /* %tsc chars 3-4 (persistence cookie) */
+	int srv_from_cookie;         /* the request's cookie chose the server */
+	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
 };
 

@@ -80,6 +80,7 @@ struct stream {
 	uint64_t txn_count;        /* transactions run on this connection */
 	uint32_t hkey;             /* hash key for balance uri|url_param|hdr */
 	int has_hkey;
+	struct server *persist_srv; /* server designated by a persistence cookie */
 	struct list *tcp_resume;   /* tcp-request content rule to resume at */
 	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
 };
