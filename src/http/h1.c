@@ -412,10 +412,17 @@ static enum h1_result h1_request_line(struct h1_parse *ps, const char **pp)
 	if (*p != '\r' && *p != '\n')
 		return h1_fail(ps, 400, "invalid HTTP version", p);
 	v = h1_version(tok, (size_t)(p - tok));
-	if (v < 0)
+	if (v == -505 && (ps->opts & H1_O_ANY_VERSION) && tok[5] >= '1') {
+		/* a later HTTP/1.x or HTTP/2+ on an HTTP/1 connection: handled
+		 * (and forwarded) as HTTP/1.1, as HAProxy 2.6 does */
+		msg->version = IST("HTTP/1.1");
+		v = 11;
+	} else if (v < 0) {
 		return h1_fail(ps, -v, v == -505 ? "unsupported HTTP version" :
 		               "invalid HTTP version", tok);
-	msg->version = h1_ist(tok, 8);
+	} else {
+		msg->version = h1_ist(tok, 8);
+	}
 	if (v == 11)
 		msg->flags |= HTTP_F_VER_11;
 	rc = h1_check_target(ps, msg->uri);

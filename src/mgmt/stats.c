@@ -273,8 +273,8 @@ static void row_http(struct stat_row *r, const struct proxy *px, const struct co
 	row_u64(r, ST_DRESP, atomic_load(&c->denied_resp));
 	row_u64(r, ST_WREW, atomic_load(&c->failed_rewrites));
 	row_u64(r, ST_EINT, atomic_load(&c->internal_errors));
-	if (kind != 2) {
-		row_u64(r, ST_REQ_TOT, atomic_load(&c->cum_req));
+	row_u64(r, ST_REQ_TOT, atomic_load(&c->cum_req));
+	if (kind == 0) {
 		row_set(r, ST_REQ_RATE, "0");
 		row_set(r, ST_REQ_RATE_MAX, "0");
 	}

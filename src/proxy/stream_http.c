@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
@@ -546,7 +547,6 @@ static void reply_start(struct stream *s, int status, const struct http_reply *r
 		/* no complete request: the idle time is what passed before its
 		 * first byte (or before the error), never -1, as HAProxy logs */
 		t->Ti = (int)((t->req_first_ms ? t->req_first_ms : now_ms()) - t->idle_start_ms);
-		t->Tq = t->Ti;
 	}
 	if (status == 400 || status == 408 || status == 501 || status == 414 || status == 431)
 		t->flags |= TX_F_CLI_CLOSE;
@@ -555,6 +555,7 @@ static void reply_start(struct stream *s, int status, const struct http_reply *r
 		return;
 	}
 	CNT_INC(s->fe->fe_cnt.intercepted);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);   /* send it now, whatever state called */
 	if (!t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
 		/* no request head to skip: nothing more will be read */
 		t->req_body.done = 1;
@@ -933,6 +934,47 @@ static void http_analyze(struct stream *s, int final)
 	s->st = SST_ASSIGN;
 }
 
+/* The authority of an absolute-form target, or an empty span. */
+static struct ist uri_authority(struct ist uri)
+{
+	const char *p = uri.ptr, *end = uri.ptr + uri.len, *a;
+
+	while (p < end && *p != ':' && *p != '/')
+		p++;
+	if (end - p < 3 || memcmp(p, "://", 3) != 0)
+		return (struct ist){ uri.ptr, 0 };
+	a = p + 3;
+	for (p = a; p < end && *p != '/' && *p != '?' && *p != '#'; p++)
+		;
+	return (struct ist){ a, (size_t)(p - a) };
+}
+
+/* What HAProxy refuses once the head is read, before any rule: an
+ * absolute-form target whose authority differs from Host, and a chunked
+ * body whose first bytes are already invalid. Returns 0 or -1 (400). */
+static int request_precheck(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	struct ist auth = uri_authority(m->uri), host;
+
+	if (auth.len && http_hdr_occ(m, IST("host"), 1, 0, &host) &&
+	    (host.len != auth.len || strncasecmp(host.ptr, auth.ptr, auth.len) != 0)) {
+		t->err_reason = "Host differs from the request-target authority";
+		return -1;
+	}
+	if (t->req_body.chunked && s->req.data > m->head_len) {
+		struct h1_chunk c = t->req_body.chunk;
+
+		h1_chunk_feed(&c, s->req.area + m->head_len, s->req.data - m->head_len, NULL, NULL);
+		if (c.st == H1C_ERROR) {
+			t->err_reason = c.reason;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A complete request head was parsed. */
 static void request_parsed(struct stream *s)
 {
@@ -951,6 +993,13 @@ static void request_parsed(struct stream *s)
 	                                      (m->flags & HTTP_F_CONN_UPGRADE));
 	body_init(&t->req_body, m, 1);
 	CNT_INC(s->fe->fe_cnt.cum_req);
+	if (request_precheck(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		t->flags |= TX_F_CLI_CLOSE;
+		t->req_body.done = 1;
+		reply_start(s, 400, NULL, 'P', 'R');
+		return;
+	}
 	if (s->fe->cap & PX_CAP_BE)
 		CNT_INC(s->fe->be_cnt.cum_req);   /* a listen section is both */
 	atomic_fetch_add(&global.cum_req, 1);
@@ -1032,7 +1081,7 @@ static void http_wait_req(struct stream *s)
 		buf_align0(&s->req);
 		r = h1_parse_head(s->req.area, s->req.data, 1, HTTP_METH_OTHER,
 		                  s->req.size - HTTP_RESERVE,
-		                  H1_O_BARE_LF | H1_O_HOST_OPTIONAL |
+		                  H1_O_BARE_LF | H1_O_HOST_OPTIONAL | H1_O_ANY_VERSION |
 		                  ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
 		                  &t->req, &err);
 		if (r == H1_OK) {
@@ -1042,9 +1091,13 @@ static void http_wait_req(struct stream *s)
 		if (r == H1_ERROR) {
 			t->err_reason = err.reason;
 			CNT_INC(fe->fe_cnt.failed_req);
+			CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
 			t->req.head_len = 0;
 			t->uri_copy_len = 0;
-			reply_start(s, err.status, NULL, 'P', 'R');
+			/* HAProxy 2.6 answers every invalid request with 400 (too
+			 * long lines and unknown versions included); the reason
+			 * stays in the log */
+			reply_start(s, 400, NULL, 'P', 'R');
 			return;
 		}
 	}
@@ -1155,6 +1208,10 @@ static int xfer_request(struct stream *s)
 	if (approve_body(&t->req_body, &s->req, &s->req_fwd, 0) < 0) {
 		t->err_reason = "invalid chunked request body";
 		CNT_INC(s->fe->fe_cnt.failed_req);
+		t->req_body.done = 1;        /* nothing more of it is read */
+		t->flags |= TX_F_CLI_CLOSE;
+		s->req.head = s->req.data = 0;
+		s->req_fwd = 0;
 		return -1;
 	}
 	if (t->flags & TX_F_REPLIED) {
@@ -1419,6 +1476,12 @@ check_end:
 			CNT_INC(s->srv->cnt.failed_resp);
 		if (s->res_fwd || (t->flags & TX_F_RES_STARTED))
 			return -1;
+		if (!(t->flags & TX_F_FIRST_REQ) && s->res.data == 0) {
+			/* as HAProxy: on a later request of a keep-alive client, a
+			 * server that closes without a byte gets the client closed
+			 * silently, so that the client can retry the request */
+			return -1;
+		}
 		reply_start(s, 502, NULL, 'S', 'H');
 		return 1;
 	}
@@ -1640,6 +1703,8 @@ static void txn_end(struct stream *s)
 	if (t->status < 0 && t->res.status)
 		t->status = t->res.status;
 	txn_account(s);
+	if (s->srv && !(t->flags & TX_F_REPLIED))
+		CNT_INC(s->srv->cnt.cum_req);   /* forwarded to it (server req_tot) */
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
 	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))

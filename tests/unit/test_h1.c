@@ -522,6 +522,11 @@ static void test_field_errors(void)
 	CHECK(hdr_is(1, "X", "b"));
 	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\x01b\n\n", 1, 0, H1_O_BARE_LF, 400));
 	CHECK(invalid("GET / HTTP/1.1\nHost: a\nX: a\rb\n\n", 1, 0, H1_O_BARE_LF, 400));
+	/* H1_O_ANY_VERSION: 1.2 and 2.0 read as 1.1, 0.9 still refused */
+	CHECK(valid_head("GET / HTTP/1.2\r\nHost: a\r\n\r\n", "", 1, 0, H1_O_ANY_VERSION));
+	CHECK(ist_is(msg.version, "HTTP/1.1") && (msg.flags & HTTP_F_VER_11));
+	CHECK(valid_head("GET / HTTP/2.0\r\nHost: a\r\n\r\n", "", 1, 0, H1_O_ANY_VERSION));
+	CHECK(invalid("GET / HTTP/0.9\r\nHost: a\r\n\r\n", 1, 0, H1_O_ANY_VERSION, 505));
 	/* H1_O_HOST_OPTIONAL: a missing Host passes, a doubled one does not */
 	CHECK(valid_head("GET / HTTP/1.1\r\nX: b\r\n\r\n", "", 1, 0, H1_O_HOST_OPTIONAL));
 	CHECK(invalid("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 1, 0, H1_O_HOST_OPTIONAL, 400));

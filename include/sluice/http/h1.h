@@ -20,6 +20,9 @@
  * HAProxy 2.6 forwards it, and monitoring scripts rely on that). Several
  * Host fields or an invalid one stay errors. */
 #define H1_O_HOST_OPTIONAL   0x04
+/* A request version HTTP/d.d above 1.1 is read as HTTP/1.1 instead of a
+ * 505 (HAProxy 2.6 does so); below 1.0 stays an error. */
+#define H1_O_ANY_VERSION     0x08
 
 /* Result of h1_parse_head(). */
 enum h1_result {
