@@ -30,7 +30,9 @@
  */
 #include <string.h>
 #include <sluice/core/clock.h>
+#include <sluice/core/global.h>
 #include <sluice/core/lock.h>
+#include <sluice/core/sched.h>
 
 #define LOCK_STAT_SLOTS 256
 
@@ -56,6 +58,8 @@ const char *lock_kind_name(int kind)
 	return kind >= 0 && kind < LK_KINDS ? lock_kind_names[kind] : "?";
 }
 
+static struct lock_thread_stats *_Atomic slot_of_tid[MAX_THREADS];
+
 struct lock_thread_stats *lock_stats_attach(void)
 {
 	int i = atomic_fetch_add(&lock_slots_used, 1);
@@ -63,7 +67,14 @@ struct lock_thread_stats *lock_stats_attach(void)
 	if (i >= LOCK_STAT_SLOTS - 1)
 		i = LOCK_STAT_SLOTS - 1;   /* shared by the late ones: approximate */
 	lock_my_stats = &lock_slots[i];
+	if (th_ctx && th_ctx->tid >= 0 && th_ctx->tid < MAX_THREADS)
+		atomic_store(&slot_of_tid[th_ctx->tid], lock_my_stats);
 	return lock_my_stats;
+}
+
+struct lock_thread_stats *lock_stats_of_thread(int tid)
+{
+	return tid >= 0 && tid < MAX_THREADS ? atomic_load(&slot_of_tid[tid]) : NULL;
 }
 
 void lock_init(struct sl_lock *l, enum lock_kind kind, const char *name)
@@ -101,10 +112,15 @@ void lock_take_slow(struct sl_lock *l)
 {
 	uint64_t t0, waited;
 
+	struct lock_thread_stats *st = lock_my_stats ? lock_my_stats : lock_stats_attach();
+
+	atomic_store_explicit(&st->waiting, l, memory_order_relaxed);
 	t0 = clock_mono_ns();
 	pthread_mutex_lock(&l->m);
 	waited = clock_mono_ns() - t0;
+	atomic_store_explicit(&st->waiting, NULL, memory_order_relaxed);
 	lock_count_wait(l->kind, waited);
+	lock_note_held(st, l);
 	/* we hold <l>: its own counters have a single writer now */
 	lock_stat_add(&l->contended, 1);
 	lock_stat_add(&l->wait_ns, waited);

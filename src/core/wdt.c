@@ -88,6 +88,47 @@ static void s_flush(struct sbuf *s)
 }
 
 /* One line on <tc>'s state, as another thread may read it (racy). */
+static void s_lock(struct sbuf *s, const struct sl_lock *l)
+{
+	s_str(s, lock_kind_name(l->kind));
+	if (l->name) {
+		s_str(s, ":");
+		s_str(s, l->name);
+	}
+	s_str(s, "(");
+	s_hex(s, (uint64_t)(uintptr_t)l);
+	s_str(s, ")");
+}
+
+/* The locks the thread holds and the one it waits for (racy reads of the
+ * thread's own notes: good enough for a post-mortem). */
+static void describe_locks(struct sbuf *s, int tid)
+{
+	struct lock_thread_stats *st = lock_stats_of_thread(tid);
+	struct sl_lock *w;
+	int n;
+
+	if (!st)
+		return;
+	n = atomic_load_explicit(&st->nheld, memory_order_relaxed);
+	s_str(s, " locks_held=");
+	if (n <= 0)
+		s_str(s, "none");
+	for (int i = 0; i < n && i < LOCK_HELD_MAX; i++) {
+		struct sl_lock *l = atomic_load_explicit(&st->held[i], memory_order_relaxed);
+
+		if (i)
+			s_str(s, ",");
+		if (l)
+			s_lock(s, l);
+	}
+	w = atomic_load_explicit(&st->waiting, memory_order_relaxed);
+	if (w) {
+		s_str(s, " waiting_for=");
+		s_lock(s, w);
+	}
+}
+
 static void describe_thread(struct sbuf *s, struct thread_ctx *tc)
 {
 	struct task *cur = tc->current;
@@ -115,6 +156,7 @@ static void describe_thread(struct sbuf *s, struct thread_ctx *tc)
 	s_u64(s, (uint64_t)tc->timers.count);
 	s_str(s, " conns=");
 	s_u64(s, (uint64_t)(tc->conns > 0 ? tc->conns : 0));
+	describe_locks(s, tc->tid);
 	s_str(s, "\n");
 	s_flush(s);
 }

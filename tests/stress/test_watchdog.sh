@@ -34,7 +34,7 @@ cli "expert-mode on; debug dev loop 300" | grep -q "looped for 300 ms" ||
 kill -0 $pid || { echo "FAIL: died on a short loop"; fail=1; }
 grep -q watchdog "$work/err" && { echo "FAIL: watchdog fired on a 300 ms loop"; fail=1; }
 
-cli "expert-mode on; debug dev loop 6000" >/dev/null
+cli "expert-mode on; debug dev loop 6000 lock" >/dev/null
 wait $pid
 status=$?
 [ $status -eq 134 ] || { echo "FAIL: expected abort (134), got $status"; fail=1; }
@@ -42,6 +42,8 @@ grep -q '^\[WARNING\] watchdog: thread [12] has been running one loop iteration'
 	{ echo "FAIL: no warning"; fail=1; }
 grep -q 'task=cli' "$work/err" || { echo "FAIL: warning does not name the task"; fail=1; }
 grep -q '^\[ALERT\] watchdog: a thread is stuck' "$work/err" || { echo "FAIL: no panic"; fail=1; }
+grep -q 'locks_held=other:debug(0x' "$work/err" ||
+	{ echo "FAIL: the dump does not name the lock the stuck thread holds"; fail=1; }
 [ "$(grep -c '^  thread [12]: loops=' "$work/err")" -ge 3 ] ||
 	{ echo "FAIL: not every thread dumped"; fail=1; }
 [ $fail -eq 0 ] && echo "watchdog: warned, dumped and aborted as expected"

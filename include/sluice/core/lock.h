@@ -52,12 +52,55 @@ struct lock_kind_stats {
 	_Atomic uint64_t max_wait_ns;
 };
 
+/* Locks a thread holds (innermost last) and the one it waits for, kept
+ * for the watchdog's dump: written by the owning thread only, read racily
+ * by the dumping thread. More than LOCK_HELD_MAX nested locks are counted
+ * but not named (sluice never nests more than two). */
+#define LOCK_HELD_MAX 4
+
 struct lock_thread_stats {
 	struct lock_kind_stats k[LK_KINDS];
+	struct sl_lock *_Atomic held[LOCK_HELD_MAX];
+	_Atomic int nheld;
+	struct sl_lock *_Atomic waiting;
 } __attribute__((aligned(64)));
 
 extern __thread struct lock_thread_stats *lock_my_stats;
 struct lock_thread_stats *lock_stats_attach(void);
+/* The slot of worker thread <tid> (0-based), NULL if it took no lock yet. */
+struct lock_thread_stats *lock_stats_of_thread(int tid);
+
+static inline void lock_note_held(struct lock_thread_stats *st, struct sl_lock *l)
+{
+	int n = atomic_load_explicit(&st->nheld, memory_order_relaxed);
+
+	if (n < LOCK_HELD_MAX)
+		atomic_store_explicit(&st->held[n], l, memory_order_relaxed);
+	atomic_store_explicit(&st->nheld, n + 1, memory_order_relaxed);
+}
+
+static inline void lock_note_released(struct sl_lock *l)
+{
+	struct lock_thread_stats *st = lock_my_stats;
+	int n, i;
+
+	if (!st)
+		return;
+	n = atomic_load_explicit(&st->nheld, memory_order_relaxed);
+	if (n <= 0)
+		return;
+	i = (n < LOCK_HELD_MAX ? n : LOCK_HELD_MAX) - 1;
+	for (; i >= 0; i--) {
+		if (atomic_load_explicit(&st->held[i], memory_order_relaxed) != l)
+			continue;
+		for (; i + 1 < n && i + 1 < LOCK_HELD_MAX; i++)
+			atomic_store_explicit(&st->held[i],
+			                      atomic_load_explicit(&st->held[i + 1], memory_order_relaxed),
+			                      memory_order_relaxed);
+		break;
+	}
+	atomic_store_explicit(&st->nheld, n - 1, memory_order_relaxed);
+}
 
 /* Adds <v> to a counter of the calling thread's slot: single writer. */
 static inline void lock_stat_add(_Atomic uint64_t *c, uint64_t v)
@@ -83,6 +126,7 @@ static inline void lock_take(struct sl_lock *l)
 	if (__builtin_expect(!st, 0))
 		st = lock_stats_attach();
 	lock_stat_add(&st->k[l->kind].acquired, 1);
+	lock_note_held(st, l);
 }
 
 /* Returns 1 if the lock was taken (counted as an uncontended acquisition),
@@ -97,11 +141,13 @@ static inline int lock_try(struct sl_lock *l)
 	if (__builtin_expect(!st, 0))
 		st = lock_stats_attach();
 	lock_stat_add(&st->k[l->kind].acquired, 1);
+	lock_note_held(st, l);
 	return 1;
 }
 
 static inline void lock_release(struct sl_lock *l)
 {
+	lock_note_released(l);
 	pthread_mutex_unlock(&l->m);
 }
 
