@@ -188,9 +188,39 @@ static void test_names(void)
 	CHECK_STR(lock_kind_name(LK_KINDS), "?");
 }
 
+/* The held-lock notes the watchdog prints: pushed on take/try, removed on
+ * release in any order. */
+static void test_held_notes(void)
+{
+	struct sl_lock a, b, c;
+	struct lock_thread_stats *st;
+
+	lock_init(&a, LK_OTHER, "a");
+	lock_init(&b, LK_OTHER, "b");
+	lock_init(&c, LK_OTHER, "c");
+	lock_take(&a);
+	st = lock_my_stats;
+	CHECK(st != NULL);
+	CHECK(atomic_load(&st->nheld) == 1 && atomic_load(&st->held[0]) == &a);
+	CHECK(lock_try(&b));
+	lock_take(&c);
+	CHECK(atomic_load(&st->nheld) == 3 && atomic_load(&st->held[2]) == &c);
+	lock_release(&b);   /* out of order */
+	CHECK(atomic_load(&st->nheld) == 2);
+	CHECK(atomic_load(&st->held[0]) == &a && atomic_load(&st->held[1]) == &c);
+	lock_release(&c);
+	lock_release(&a);
+	CHECK(atomic_load(&st->nheld) == 0);
+	CHECK(atomic_load(&st->waiting) == NULL);
+	lock_destroy(&a);
+	lock_destroy(&b);
+	lock_destroy(&c);
+}
+
 int main(void)
 {
 	test_names();
+	test_held_notes();
 	test_uncontended();
 	test_contended();
 	test_hammer();
