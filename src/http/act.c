@@ -213,6 +213,44 @@ static int fmt_check_use(const char *text, unsigned int avail, char *err, size_t
  * "-" (HAProxy compiles rule formats without LOG_OPT_MANDATORY): every
  * variable gets a leading "-M" flag, which the user's own flags follow and
  * may override. "%%" stays as it is. */
+/* After a '%' (and its flags being copied): when a "[expr]" follows the
+ * flags, copies it whole (brackets nested, quotes respected) so that no
+ * flag is inserted inside a sample expression. Returns the last byte
+ * consumed. */
+static const char *copy_sample_expr(const char *p, char *out, size_t *n)
+{
+	const char *q = p + 1;
+	int depth = 0;
+	char quote = 0;
+
+	if (*p == '{') {
+		/* the flags: copied up to the closing brace */
+		while (*q && *q != '}')
+			out[(*n)++] = *q++;
+		if (!*q)
+			return q - 1;
+		out[(*n)++] = *q++;
+	}
+	if (*q != '[')
+		return *p == '{' ? q - 1 : p;
+	for (; *q; q++) {
+		out[(*n)++] = *q;
+		if (quote) {
+			if (*q == '\\' && q[1])
+				out[(*n)++] = *++q;
+			else if (*q == quote)
+				quote = 0;
+		} else if (*q == '"' || *q == '\'') {
+			quote = *q;
+		} else if (*q == '[') {
+			depth++;
+		} else if (*q == ']' && --depth == 0) {
+			return q;
+		}
+	}
+	return q - 1;
+}
+
 static char *fmt_no_dash(const char *text)
 {
 	size_t len = strlen(text), n = 0;
@@ -237,6 +275,7 @@ static char *fmt_no_dash(const char *text)
 			memcpy(out + n, "{-M}", 4);
 			n += 4;
 		}
+		p = copy_sample_expr(p, out, &n);
 	}
 	out[n] = '\0';
 	return out;

@@ -114,15 +114,13 @@ void stream_log_fields_tcp(struct stream *s, struct log_fields *f)
 
 void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 {
-	struct log_fields f;
 	char line[2048];
 	size_t len;
 	int lg = s->fe->options & PX_O_LOG_GLOBAL;
 
 	if (list_empty(&s->fe->logs) && !(lg && !list_empty(&global.logs)))
 		return;
-	stream_log_fields_tcp(s, &f);
-	len = lf_render(fmt, &f, line, sizeof(line));
+	len = stream_lf_render(s, fmt, line, sizeof(line));   /* %[...] too */
 	if (!list_empty(&s->fe->logs))
 		log_send(&s->fe->logs, 6, "sluice", global.pid, line, len);
 	if (lg)
@@ -170,6 +168,8 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	s->lst = l;
 	s->fe = fe;
 	pendconn_init(&s->pend, s->task);
+	vars_init(&s->vars_sess, VAR_SCOPE_SESS);
+	vars_init(&s->vars_txn, VAR_SCOPE_TXN);
 	conn_init(&s->cli, s->task);
 	conn_init(&s->sc, s->task);
 	s->cli.src = *from;
@@ -324,6 +324,8 @@ void stream_free(struct stream *s)
 	atomic_fetch_sub(&s->fe->feconn, 1);
 	buf_release(&s->req);
 	buf_release(&s->res);
+	vars_prune(&s->vars_sess);
+	vars_prune(&s->vars_txn);
 
 	lock_take(&thr_streams[tid].lock);
 	list_del_init(&s->list);

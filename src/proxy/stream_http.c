@@ -175,13 +175,6 @@ int http_stream_start(struct stream *s)
 	s->txn = pool_zalloc(&pool_txn);
 	if (!s->txn)
 		return -1;
-	s->vars_sess = calloc(1, sizeof(*s->vars_sess));
-	if (!s->vars_sess) {
-		pool_free(&pool_txn, s->txn);
-		s->txn = NULL;
-		return -1;
-	}
-	vars_init(s->vars_sess, VAR_SCOPE_SESS);
 	s->http_flags |= SF_HTTP;
 	memset(s->txn, 0, sizeof(*s->txn));
 	txn_start(s);
@@ -270,8 +263,22 @@ static int ops_id(const struct smp_ctx *ctx, enum smp_id_kind which, int64_t *ou
 			return 0;
 		*out = s->srv->puid;
 		return 1;
-	case SMP_ID_LISTENER:
+	case SMP_ID_LISTENER: {
+		/* its position among the frontend's bind lines, from 1 */
+		struct list *pos;
+		int64_t n = 0;
+
+		if (!s->lst)
+			return 0;
+		for (pos = s->fe->binds.next; pos != &s->fe->binds; pos = pos->next) {
+			n++;
+			if (list_elem(pos, struct bind_conf, list) == s->lst->bc) {
+				*out = n;
+				return 1;
+			}
+		}
 		return 0;
+	}
 	}
 	return 0;
 }
@@ -375,6 +382,49 @@ static const struct smp_ops stream_smp_ops = {
 	.srv_metric = ops_srv_metric, .unique_id = ops_unique_id,
 };
 
+/* What req.body / res.body see of a message whose head is parsed: the
+ * payload bytes in the buffer (<p>, <avail>), a chunked body with its
+ * framing removed (into a scratch buffer), and whether it is all there. */
+static void body_view(const struct http_msg *m, const char *p, size_t avail,
+                      struct ist *out, int *complete)
+{
+	*out = (struct ist){ p, avail };
+	*complete = 0;
+	if (m->flags & HTTP_F_BODYLESS) {
+		out->len = 0;
+		*complete = 1;
+	} else if (m->flags & HTTP_F_CHUNKED) {
+		struct h1_chunk c;
+		size_t size, used = 0, pos = 0;
+		char *dst = smp_trash_get(&size);
+
+		h1_chunk_init(&c);
+		c.opts = H1C_O_STOP_AFTER_DATA;
+		while (pos < avail && c.st != H1C_DONE && c.st != H1C_ERROR) {
+			size_t off = 0, len = 0, n = h1_chunk_feed(&c, p + pos, avail - pos, &off, &len);
+
+			if (len) {
+				if (len > size - used)
+					len = size - used;
+				memcpy(dst + used, p + pos + off, len);
+				used += len;
+			}
+			if (!n)
+				break;
+			pos += n;
+		}
+		*out = (struct ist){ dst, used };
+		*complete = c.st == H1C_DONE;
+	} else if (m->flags & HTTP_F_HAS_CL) {
+		if (avail > m->content_length)
+			out->len = (size_t)m->content_length;
+		*complete = avail >= m->content_length;
+	} else if (m->is_request || (m->flags & HTTP_F_XFER_LEN)) {
+		out->len = 0;
+		*complete = 1;
+	}
+}
+
 /* Prepares <c> for evaluations on <s>. */
 static void smp_ctx_init(struct stream *s, struct smp_ctx *c, enum smp_dir dir)
 {
@@ -386,26 +436,26 @@ static void smp_ctx_init(struct stream *s, struct smp_ctx *c, enum smp_dir dir)
 	c->dir = dir;
 	c->final = 1;
 	c->thread = th_ctx->tid;
-	c->vars[VAR_SCOPE_SESS] = s->vars_sess;
+	c->vars[VAR_SCOPE_SESS] = &s->vars_sess;
+	c->vars[VAR_SCOPE_TXN] = &s->vars_txn;   /* TCP mode; HTTP: the txn's */
 	c->req_len = s->req.data;
+	c->req_data.ptr = buf_head(&s->req);
+	c->req_data.len = s->req.data;
 	if (!t)
 		return;
-	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
-		size_t avail = s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0;
-
+	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
 		c->req = &t->req;
-		c->req_body.ptr = s->req.area + s->req.head + t->req.head_len;
-		c->req_body.len = avail;
-		if (t->req.flags & HTTP_F_HAS_CL && !(t->req.flags & HTTP_F_CHUNKED)) {
-			if (avail > t->req.content_length)
-				c->req_body.len = t->req.content_length;
-			c->req_body_complete = avail >= t->req.content_length;
-		} else if (!(t->req.flags & HTTP_F_CHUNKED)) {
-			c->req_body_complete = 1;
-		}
-	}
-	if (t->res.head_len && !(t->flags & TX_F_RES_GONE))
+	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
+		body_view(&t->req, buf_head(&s->req) + t->req.head_len,
+		          s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0,
+		          &c->req_body, &c->req_body_complete);
+	if (t->res.head_len && !(t->flags & TX_F_RES_GONE)) {
+		size_t off = (size_t)s->res_fwd + t->res.head_len;
+
 		c->res = &t->res;
+		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
+		          &c->res_body, &c->res_body_complete);
+	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
 	c->txn_id = t->id;
 	c->vars[VAR_SCOPE_TXN] = &t->vars_txn;
@@ -1259,6 +1309,8 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.smp = &c;
 	env.msg = &t->res;
 	env.edit = &t->res_edit;
+	env.buf_full = 1;   /* response bodies are not buffered: wait-for-body
+	                     * there works on what already arrived */
 	if (set == ACT_HTTP_RES && !(t->flags & TX_F_REPLIED) &&
 	    (thr_spare.area || buf_alloc(&thr_spare) == 0)) {
 		thr_spare.head = thr_spare.data = 0;
@@ -1878,11 +1930,6 @@ void http_stream_release(struct stream *s)
 	txn_cleanup(t);
 	pool_free(&pool_txn, t);
 	s->txn = NULL;
-	if (s->vars_sess) {
-		vars_prune(s->vars_sess);
-		free(s->vars_sess);
-		s->vars_sess = NULL;
-	}
 }
 
 /* ---- TCP rules (both modes) ---- */

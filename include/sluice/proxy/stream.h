@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/list.h>
+#include <sluice/expr/vars.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
 
@@ -71,7 +72,8 @@ struct stream {
 	int srv_queue_len, be_queue_len;   /* queue lengths seen (%sq %bq) */
 	/* HTTP mode */
 	struct http_txn *txn;      /* current transaction; NULL in TCP mode */
-	struct var_store *vars_sess;   /* sess.* variables (allocated on first use) */
+	struct var_store vars_sess;    /* sess.* variables */
+	struct var_store vars_txn;     /* txn.* variables of a TCP stream (HTTP: the txn's) */
 	unsigned int http_flags;   /* SF_* below */
 	struct server *sc_srv;     /* server of the kept server connection (idle
 	                            * between transactions), or NULL */
