@@ -105,13 +105,17 @@ static void cache_put(struct pool *p, void *obj)
 	free(obj);
 }
 
+void *pool_alloc(struct pool *p)
+{
+	if (p->id < 0)
+		return malloc(p->size);   /* not registered: plain memory */
+	return cache_get(p, p->size < sizeof(struct free_obj) ? sizeof(struct free_obj) : p->size);
+}
+
 void *pool_zalloc(struct pool *p)
 {
-	void *obj;
+	void *obj = pool_alloc(p);
 
-	if (p->id < 0)
-		return calloc(1, p->size);   /* not registered: plain memory */
-	obj = cache_get(p, p->size < sizeof(struct free_obj) ? sizeof(struct free_obj) : p->size);
 	if (obj)
 		memset(obj, 0, p->size);
 	return obj;

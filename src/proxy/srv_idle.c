@@ -67,6 +67,22 @@ static struct task *idle_conn_task(struct task *t, void *ctx, unsigned int state
 	return NULL;
 }
 
+/* How many idle connections of <srv> the calling thread may keep: its share
+ * of `pool-max-conn`, or by default its share of the connections in use
+ * toward the server now plus a few. An idle connection that no request
+ * will ever take only holds a local port (connect() then searches longer
+ * for a free one) and a descriptor: clients that close after each request
+ * (so never reuse under http-reuse safe) must not make the pool grow with
+ * the request rate. */
+static int idle_cap(const struct server *srv)
+{
+	int nbt = global.nbthread > 0 ? global.nbthread : 1;
+
+	if (srv->pool_max_conn >= 0)
+		return (srv->pool_max_conn + nbt - 1) / nbt;
+	return (atomic_load(&((struct server *)srv)->used_conns) + nbt - 1) / nbt + 4;
+}
+
 int srv_idle_put(struct server *srv, struct conn *c, int reused)
 {
 	struct srv_idle_list *l;
@@ -76,7 +92,7 @@ int srv_idle_put(struct server *srv, struct conn *c, int reused)
 	    (c->flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT | CONN_F_WR_SHUT)))
 		return -1;
 	l = idle_list(srv);
-	if (!l || (srv->pool_max_conn > 0 && l->count >= srv->pool_max_conn))
+	if (!l || l->count >= idle_cap(srv))
 		return -1;
 	ic = calloc(1, sizeof(*ic));
 	if (!ic)

@@ -584,6 +584,7 @@ void do_connect(struct stream *s)
 		return;
 	atomic_fetch_add(&srv->used_conns, 1);
 	CNT_INC(srv->cnt.connect);
+	CNT_INC(s->be->be_cnt.connect);
 	if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) < 0) {
 		conn_init(&s->sc, s->task);
 		atomic_fetch_sub(&srv->used_conns, 1);

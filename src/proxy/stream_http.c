@@ -172,11 +172,12 @@ static void txn_cleanup(struct http_txn *t)
 
 int http_stream_start(struct stream *s)
 {
-	s->txn = pool_zalloc(&pool_txn);
+	/* not zeroed: txn_start() clears everything but the header arrays
+	 * and arenas, which are written before being read */
+	s->txn = pool_alloc(&pool_txn);
 	if (!s->txn)
 		return -1;
 	s->http_flags |= SF_HTTP;
-	memset(s->txn, 0, sizeof(*s->txn));
 	txn_start(s);
 	if (s->st == SST_ASSIGN)
 		s->st = SST_HTTP_WAIT_REQ;
@@ -1893,6 +1894,7 @@ int http_reuse_conn(struct stream *s)
 	s->sc_srv = NULL;
 	s->http_flags |= SF_SC_REUSED;
 	CNT_INC(s->srv->cnt.reuse);
+	CNT_INC(s->be->be_cnt.reuse);
 	s->Tc = 0;
 	s->ctime_us = 0;
 	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);

@@ -23,6 +23,9 @@ struct pool {
 void  pool_register(struct pool *p);
 /* A zeroed object, from the calling thread's cache when it has one. */
 void *pool_zalloc(struct pool *p);
+/* The same without zeroing: for large objects whose users initialise what
+ * they use (an HTTP transaction's header arrays and arenas). */
+void *pool_alloc(struct pool *p);
 /* Back to the calling thread's cache (or to the system past its bound). */
 void  pool_free(struct pool *p, void *obj);
 
