@@ -32,6 +32,7 @@ static int kw_use_backend(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_balance(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_timeout(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_retries(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_retry_on(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_option(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
@@ -56,6 +57,7 @@ static const struct cfg_kw proxy_kws[] = {
 	{ "timeout",         "tunnel",    CFG_SEC_BE,      kw_timeout },
 	{ "timeout",         "check",     CFG_SEC_BE,      kw_ignored_check },
 	{ "retries",         NULL,        CFG_SEC_BE,      kw_retries },
+	{ "retry-on",        NULL,        CFG_SEC_BE,      kw_retry_on },
 	{ "option",          "redispatch", CFG_SEC_BE,     kw_option, 1 },
 	{ "option",          "tcplog",    CFG_SEC_FE,      kw_option },
 	{ "option",          "dontlognull", CFG_SEC_FE,    kw_option, 1 },
@@ -113,6 +115,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->timeout_client_fin = def->timeout_client_fin;
 	px->timeout_server_fin = def->timeout_server_fin;
 	px->retries = def->retries;
+	px->retry_on = def->retry_on;
 	px->options = def->options;
 	px->redispatch_interval = def->redispatch_interval;
 	px->fullconn = def->fullconn;
@@ -568,6 +571,50 @@ static int kw_retries(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 	if (cfg_parse_uint(args[1], 1000, &v, err, errlen) < 0)
 		return -1;
 	ctx->px->retries = (int)v;
+	return 0;
+}
+
+/* retry-on <keyword>...: what a request is retried on (HAProxy 2.6). The
+ * layer-7 ones replay the request, so sluice keeps a copy of it when it
+ * was received whole before being sent (stream_http.c). */
+static int kw_retry_on(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; unsigned int bits; } tab[] = {
+		{ "none", RETRY_ON_NONE }, { "conn-failure", RETRY_ON_CONN_FAILURE },
+		{ "empty-response", RETRY_ON_EMPTY_RESPONSE },
+		{ "junk-response", RETRY_ON_JUNK_RESPONSE },
+		{ "response-timeout", RETRY_ON_RESP_TIMEOUT },
+		{ "0rtt-rejected", RETRY_ON_0RTT_REJECTED },
+		{ "404", RETRY_ON_404 }, { "408", RETRY_ON_408 }, { "425", RETRY_ON_425 },
+		{ "500", RETRY_ON_500 }, { "501", RETRY_ON_501 }, { "502", RETRY_ON_502 },
+		{ "503", RETRY_ON_503 }, { "504", RETRY_ON_504 },
+		{ "all-retryable-errors", RETRY_ON_CONN_FAILURE | RETRY_ON_EMPTY_RESPONSE |
+		  RETRY_ON_JUNK_RESPONSE | RETRY_ON_RESP_TIMEOUT | RETRY_ON_0RTT_REJECTED |
+		  RETRY_ON_500 | RETRY_ON_502 | RETRY_ON_503 | RETRY_ON_504 },
+	};
+	unsigned int bits = 0;
+
+	if (nargs < 2) {
+		snprintf(err, errlen, "missing argument.");
+		return -1;
+	}
+	for (int a = 1; a < nargs; a++) {
+		size_t i;
+
+		for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+			if (strcmp(args[a], tab[i].name) == 0)
+				break;
+		if (i == sizeof(tab) / sizeof(tab[0])) {
+			snprintf(err, errlen, "unknown keyword '%s'.", args[a]);
+			return -1;
+		}
+		if (tab[i].bits == RETRY_ON_NONE && nargs > 2) {
+			snprintf(err, errlen, "'none' may only be used alone.");
+			return -1;
+		}
+		bits |= tab[i].bits;
+	}
+	ctx->px->retry_on = bits;
 	return 0;
 }
 

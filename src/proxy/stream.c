@@ -539,17 +539,11 @@ static int redispatch_now(const struct stream *s)
 	return k == s->be->retries + iv + 1;
 }
 
-static void connect_failed(struct stream *s, int timeout)
+/* Counts one retry and decides where it goes: another server (redispatch,
+ * state ASSIGN) or the same one (CONNECT). Returns 1 if it went to
+ * another server. */
+int stream_retry(struct stream *s)
 {
-	atomic_fetch_sub(&s->srv->used_conns, 1);
-	conn_close(&s->sc);
-	if (s->retries_left <= 0) {
-		/* econ counts sessions that failed to connect, not attempts */
-		CNT_INC(s->srv->cnt.failed_conns);
-		CNT_INC(s->be->be_cnt.failed_conns);
-		stream_abort(s, timeout ? 's' : 'S', 'C');
-		return;
-	}
 	s->retries_left--;
 	s->retries_done++;
 	CNT_INC(s->srv->cnt.retries);
@@ -563,12 +557,25 @@ static void connect_failed(struct stream *s, int timeout)
 		stream_release_server(s);
 		s->srv = NULL;
 		s->st = SST_ASSIGN;
+		return 1;
+	}
+	s->st = SST_CONNECT;
+	return 0;
+}
+
+static void connect_failed(struct stream *s, int timeout)
+{
+	atomic_fetch_sub(&s->srv->used_conns, 1);
+	conn_close(&s->sc);
+	if (s->retries_left <= 0 || (s->be->retry_on && !(s->be->retry_on & RETRY_ON_CONN_FAILURE))) {
+		/* econ counts sessions that failed to connect, not attempts */
+		CNT_INC(s->srv->cnt.failed_conns);
+		CNT_INC(s->be->be_cnt.failed_conns);
+		stream_abort(s, timeout ? 's' : 'S', 'C');
 		return;
 	}
-	if (timeout) {
-		s->st = SST_CONNECT;
+	if (stream_retry(s) || timeout)
 		return;
-	}
 	/* a refused connection waits min(timeout connect, 1s) before retrying */
 	s->st = SST_TURNAROUND;
 	s->conn_exp = th_ctx->now_ms + (s->be->timeout_connect && s->be->timeout_connect < 1000 ?

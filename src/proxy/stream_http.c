@@ -157,6 +157,8 @@ static void txn_start(struct stream *s)
 
 static void txn_cleanup(struct http_txn *t)
 {
+	free(t->retry_copy);
+	t->retry_copy = NULL;
 	vars_prune(&t->vars_txn);
 	vars_prune(&t->vars_req);
 	vars_prune(&t->vars_res);
@@ -907,6 +909,95 @@ struct proxy *stream_choose_backend(struct stream *s)
 	return (fe->cap & PX_CAP_BE) ? fe : NULL;
 }
 
+/* ---- layer-7 retries (retry-on) ---- */
+
+/* Keeps a copy of the serialised request when it is already whole in the
+ * buffer (head just written at offset 0, body complete), as HAProxy
+ * retries only requests it still has entirely. */
+static void retry_snapshot(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	size_t head = (size_t)s->req_fwd, avail = s->req.data - head, len;
+
+	if (t->req_body.done) {
+		len = head;
+	} else if (t->req_body.chunked) {
+		struct h1_chunk c = t->req_body.chunk;
+		size_t n = h1_chunk_feed(&c, buf_head(&s->req) + head, avail, NULL, NULL);
+
+		if (c.st != H1C_DONE)
+			return;
+		len = head + n;
+	} else if (t->req_body.left <= avail) {
+		len = head + (size_t)t->req_body.left;
+	} else {
+		return;
+	}
+	t->retry_copy = malloc(len);
+	if (!t->retry_copy)
+		return;
+	memcpy(t->retry_copy, buf_head(&s->req), len);
+	t->retry_len = len;
+}
+
+/* Retries the request when <why> is one of the backend's retry-on
+ * conditions, a copy of the request exists, retries are left and nothing
+ * of a response went to the client. The server connection is dropped, the
+ * request put back in front of what the client sent after it, and the
+ * stream goes back to connecting (or to the balancer on redispatch).
+ * Returns 1 if it did. */
+static int l7_retry(struct stream *s, unsigned int why)
+{
+	struct http_txn *t = s->txn;
+	size_t keep;
+
+	if (!(s->be->retry_on & why) || !t->retry_copy || s->retries_left <= 0 || !s->srv ||
+	    (t->flags & TX_F_RES_STARTED) || s->res_fwd)
+		return 0;
+	keep = s->req.data > s->req_fwd ? s->req.data - (size_t)s->req_fwd : 0;
+	if (t->retry_len + keep > s->req.size)
+		return 0;
+	if (conn_is_open(&s->sc)) {
+		atomic_fetch_sub(&s->srv->used_conns, 1);
+		conn_close(&s->sc);
+		conn_init(&s->sc, s->task);
+	}
+	s->sc_srv = NULL;
+	/* pipelined bytes after the request move behind the copy */
+	memmove(s->req.area + t->retry_len, buf_head(&s->req) + (s->req.data - keep), keep);
+	memcpy(s->req.area, t->retry_copy, t->retry_len);
+	s->req.head = 0;
+	s->req.data = t->retry_len + keep;
+	s->req_fwd = t->retry_len;
+	s->res.head = s->res.data = 0;
+	s->res_fwd = 0;
+	t->flags &= ~(TX_F_RES_GONE | TX_F_SRV_CLOSE);
+	t->res.head_len = 0;
+	t->res.nhdrs = 0;
+	t->resp_interim = 0;
+	t->srv_status = -1;
+	t->req_sent_ms = 0;
+	s->srv_exp = 0;
+	stream_retry(s);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return 1;
+}
+
+static unsigned int retry_bit_of_status(int status)
+{
+	switch (status) {
+	case 404: return RETRY_ON_404;
+	case 408: return RETRY_ON_408;
+	case 425: return RETRY_ON_425;
+	case 500: return RETRY_ON_500;
+	case 501: return RETRY_ON_501;
+	case 502: return RETRY_ON_502;
+	case 503: return RETRY_ON_503;
+	case 504: return RETRY_ON_504;
+	default:  return 0;
+	}
+}
+
 enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
 
 static int monitor_hit(const struct stream *s)
@@ -982,6 +1073,8 @@ static void http_analyze(struct stream *s, int final)
 		reply_start(s, 500, NULL, 'P', 'R');
 		return;
 	}
+	if (s->be->retry_on & RETRY_ON_L7)
+		retry_snapshot(s);
 	s->st = SST_ASSIGN;
 }
 
@@ -1379,6 +1472,8 @@ static int response_parsed(struct stream *s)
 	int rc;
 	ssize_t n;
 
+	if (from_server && l7_retry(s, retry_bit_of_status(m->status)))
+		return 2;
 	if (from_server) {
 		t->res_head_ms = now_ms();
 		t->Tr = (int)(t->res_head_ms - (t->req_sent_ms ? t->req_sent_ms : t->req_head_ms));
@@ -1488,6 +1583,8 @@ static int xfer_response_head(struct stream *s)
 	                  &t->res, &err);
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		if (!replied && l7_retry(s, RETRY_ON_JUNK_RESPONSE))
+			return 1;
 		if (s->be)
 			CNT_INC(s->be->be_cnt.failed_resp);
 		if (s->srv)
@@ -1508,7 +1605,7 @@ static int xfer_response_head(struct stream *s)
 		int rc = response_parsed(s);
 
 		if (rc > 0)
-			return 1;   /* a deny replaced it: loop to parse the reply */
+			return 1;   /* a deny replaced it, or a retry: go on */
 		if (rc < 0) {
 			if (s->term[0] == '-') {
 				s->term[0] = 'P';
@@ -1522,6 +1619,8 @@ check_end:
 	if (replied)
 		return progress;
 	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
+		if (s->res.data <= s->res_fwd && l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
+			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
 		if (s->be)
 			CNT_INC(s->be->be_cnt.srv_aborts);
@@ -1667,6 +1766,8 @@ static void http_xfer(struct stream *s)
 	if (!(t->flags & TX_F_REPLIED) && s->srv_exp && now_ms() >= s->srv_exp) {
 		t->flags |= TX_F_SRV_CLOSE;
 		if (!(t->flags & (TX_F_RES_GONE | TX_F_RES_STARTED)) && !s->res_fwd) {
+			if (l7_retry(s, RETRY_ON_RESP_TIMEOUT))
+				return;
 			if (s->srv)
 				CNT_INC(s->srv->cnt.failed_resp);
 			reply_start(s, 504, NULL, 's', 'H');

@@ -97,6 +97,9 @@ struct http_txn {
 	int srv_from_cookie;         /* the request's cookie chose the server */
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
+	char *retry_copy;            /* the whole request as first sent, kept for a
+	                              * layer-7 retry (retry-on), or NULL (malloc) */
+	size_t retry_len;
 };
 
 #endif

@@ -51,6 +51,26 @@ enum px_http_conn { PX_HTTP_KAL = 0, PX_HTTP_SCL, PX_HTTP_CLO };
 /* http-reuse */
 enum px_http_reuse { PX_REUSE_SAFE = 0, PX_REUSE_NEVER, PX_REUSE_AGGRESSIVE, PX_REUSE_ALWAYS };
 
+/* retry-on: what a request may be retried on (0: not configured, i.e.
+ * conn-failure only, HAProxy's default) */
+#define RETRY_ON_CONN_FAILURE   0x0001
+#define RETRY_ON_EMPTY_RESPONSE 0x0002
+#define RETRY_ON_JUNK_RESPONSE  0x0004
+#define RETRY_ON_RESP_TIMEOUT   0x0008
+#define RETRY_ON_0RTT_REJECTED  0x0010
+#define RETRY_ON_404            0x0020
+#define RETRY_ON_408            0x0040
+#define RETRY_ON_425            0x0080
+#define RETRY_ON_500            0x0100
+#define RETRY_ON_501            0x0200
+#define RETRY_ON_502            0x0400
+#define RETRY_ON_503            0x0800
+#define RETRY_ON_504            0x1000
+#define RETRY_ON_NONE           0x8000   /* "retry-on none": never */
+#define RETRY_ON_L7  (RETRY_ON_EMPTY_RESPONSE | RETRY_ON_JUNK_RESPONSE | RETRY_ON_RESP_TIMEOUT | \
+                      RETRY_ON_404 | RETRY_ON_408 | RETRY_ON_425 | RETRY_ON_500 | \
+                      RETRY_ON_501 | RETRY_ON_502 | RETRY_ON_503 | RETRY_ON_504)
+
 /* option forwardfor / originalto settings */
 struct px_fwd_hdr {
 	char *hdr;                 /* header name; NULL: the default one */
@@ -170,6 +190,7 @@ struct proxy {
 	enum px_http_reuse http_reuse;
 	int pool_max_conn;          /* server idle connections per thread, -1 unlimited */
 	int pool_purge_delay;       /* ms an idle server connection is kept */
+	unsigned int retry_on;      /* RETRY_ON_* */
 	int max_keep_alive_queue;   /* unused, parsed for compatibility */
 	struct acl_list *acls;      /* named ACLs (acl keyword); NULL until the first */
 	struct list http_req_rules;     /* struct act_rule, http-request */

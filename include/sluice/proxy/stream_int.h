@@ -26,6 +26,9 @@ void do_connecting(struct stream *s);
 void do_established(struct stream *s);
 void stream_release_server(struct stream *s);
 void stream_record_times(struct stream *s);
+/* Counts a retry (retries_left must be > 0) and sets the state for it:
+ * ASSIGN (redispatch, returns 1) or CONNECT (returns 0). */
+int  stream_retry(struct stream *s);
 int  side_timeout(const struct stream *s, int client);
 void stream_log_fields_tcp(struct stream *s, struct log_fields *f);
 void stream_send_log(struct stream *s, const struct lf_expr *fmt);
