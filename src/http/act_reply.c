@@ -619,8 +619,10 @@ static int write_redirect(const struct act_redirect *d, struct act_env *env,
                           const char *loc, size_t n)
 {
 	char head[256];
+	/* redirects name 302 "Found" (RFC 9110), unlike set-status: as HAProxy */
 	int len = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n"
-	                   "Location: ", d->code, http_status_reason(d->code));
+	                   "Location: ", d->code,
+	                   d->code == 302 ? "Found" : http_status_reason(d->code));
 	size_t safe = 0;
 
 	while (safe < n && loc[safe] != '\r' && loc[safe] != '\n')

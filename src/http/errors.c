@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/http/errors.h>
@@ -36,28 +37,31 @@ const int http_err_codes[HTTP_ERR_NCODES] = {
 
 /* Built-in pages: status, whether the connection must close, and the
  * sentence of the page. */
+/* The reason phrases are the ones HAProxy 2.6's own pages carry (clients
+ * and tests match on status lines), which differ from RFC 9110's in places. */
 static const struct {
 	int status;
 	int close;
+	const char *reason;
 	const char *text;
 } builtin_pages[HTTP_ERR_NCODES] = {
-	{ 200, 0, "The service is up." },
-	{ 400, 1, "The request could not be understood: its syntax or framing is invalid." },
-	{ 401, 0, "This resource requires valid credentials." },
-	{ 403, 0, "Access to this resource is denied by the proxy's rules." },
-	{ 404, 0, "Nothing matches the requested resource." },
-	{ 405, 0, "This resource does not accept the request method." },
-	{ 407, 0, "The proxy requires valid credentials." },
-	{ 408, 1, "The request was not received completely in time." },
-	{ 410, 0, "This resource has been removed for good." },
-	{ 413, 0, "The request body is larger than this service accepts." },
-	{ 425, 0, "The request came as early data and was not processed; please retry it." },
-	{ 429, 0, "Too many requests were sent; please slow down and retry later." },
-	{ 500, 0, "The proxy ran into an internal error while handling the request." },
-	{ 501, 0, "The proxy does not support what the request asks for." },
-	{ 502, 0, "The upstream server answered with a response that could not be used." },
-	{ 503, 0, "No server is able to take this request at the moment; please retry later." },
-	{ 504, 0, "The upstream server did not answer in time." },
+	{ 200, 0, "OK", "The service is up." },
+	{ 400, 1, "Bad request", "The request could not be understood: its syntax or framing is invalid." },
+	{ 401, 0, "Unauthorized", "This resource requires valid credentials." },
+	{ 403, 0, "Forbidden", "Access to this resource is denied by the proxy's rules." },
+	{ 404, 0, "Not Found", "Nothing matches the requested resource." },
+	{ 405, 0, "Method Not Allowed", "This resource does not accept the request method." },
+	{ 407, 0, "Unauthorized", "The proxy requires valid credentials." },
+	{ 408, 1, "Request Time-out", "The request was not received completely in time." },
+	{ 410, 0, "Gone", "This resource has been removed for good." },
+	{ 413, 0, "Payload Too Large", "The request body is larger than this service accepts." },
+	{ 425, 0, "Too Early", "The request came as early data and was not processed; please retry it." },
+	{ 429, 0, "Too Many Requests", "Too many requests were sent; please slow down and retry later." },
+	{ 500, 0, "Internal Server Error", "The proxy ran into an internal error while handling the request." },
+	{ 501, 0, "Not Implemented", "The proxy does not support what the request asks for." },
+	{ 502, 0, "Bad Gateway", "The upstream server answered with a response that could not be used." },
+	{ 503, 0, "Service Unavailable", "No server is able to take this request at the moment; please retry later." },
+	{ 504, 0, "Gateway Time-out", "The upstream server did not answer in time." },
 };
 
 int http_err_slot(int status)
@@ -391,7 +395,8 @@ static int is_safe_value(const char *v, size_t n)
 }
 
 /* Start line and fixed fields of a built reply (no final CRLF). */
-static int build_head(struct text *t, int status, const char *content_type, int has_body,
+static int build_head(struct text *t, int status, const char *reason,
+                      const char *content_type, int has_body,
                       const struct http_hdr *hdrs, int nhdrs, char *err, size_t errlen)
 {
 	int i;
@@ -411,7 +416,7 @@ static int build_head(struct text *t, int status, const char *content_type, int 
 			return errmsg_set(err, errlen, "control character in the value of '%.*s'",
 			                  (int)hdrs[i].name.len, hdrs[i].name.ptr);
 	}
-	text_fmt(t, "HTTP/1.1 %03d %s\r\n", status, http_status_reason(status));
+	text_fmt(t, "HTTP/1.1 %03d %s\r\n", status, reason);
 	if (has_body) {
 		text_str(t, "Content-Type: ");
 		text_str(t, content_type);
@@ -463,7 +468,9 @@ struct http_reply *http_reply_redirect(int status, const char *url, size_t max_s
 			return NULL;
 		}
 	}
-	text_fmt(&t, "HTTP/1.1 %d %s\r\n", status, http_status_reason(status));
+	/* a redirect names 302 "Found", as HAProxy's errorloc does */
+	text_fmt(&t, "HTTP/1.1 %d %s\r\n", status, status == 302 ? "Found" :
+	         http_status_reason(status));
 	text_str(&t, "Location: ");
 	text_str(&t, url);
 	text_str(&t, "\r\nContent-Length: 0\r\nCache-Control: no-cache\r\n\r\n");
@@ -477,7 +484,8 @@ struct http_reply *http_reply_build(int status, const char *content_type,
 {
 	struct text t = { 0 };
 
-	if (build_head(&t, status, content_type, body_len > 0, hdrs, nhdrs, err, errlen) < 0) {
+	if (build_head(&t, status, http_status_reason(status), content_type, body_len > 0, hdrs,
+	               nhdrs, err, errlen) < 0) {
 		free(t.p);
 		return NULL;
 	}
@@ -531,7 +539,7 @@ struct http_reply *http_reply_build_dynamic(int status, const char *content_type
 	struct http_reply_dyn_hdr *d;
 	size_t dyn_sz = (size_t)ndyn * sizeof(*d), names = 0;
 	char *p;
-	int i;
+	int i, is_redirect = 0;
 
 	if (!fn) {
 		errmsg_set(err, errlen, "no format renderer");
@@ -545,7 +553,12 @@ struct http_reply *http_reply_build_dynamic(int status, const char *content_type
 		}
 		names += dyn[i].name.len;
 	}
-	if (build_head(&t, status, content_type, body_fmt != NULL, hdrs, nhdrs, err, errlen) < 0 ||
+	for (i = 0; i < ndyn; i++)
+		if (status == 302 && dyn[i].name.len == 8 &&
+		    strncasecmp(dyn[i].name.ptr, "location", 8) == 0)
+			is_redirect = 1;
+	if (build_head(&t, status, is_redirect ? "Found" : http_status_reason(status),
+	               content_type, body_fmt != NULL, hdrs, nhdrs, err, errlen) < 0 ||
 	    check_fixed_head(&t, err, errlen) < 0) {
 		free(t.p);
 		return NULL;
@@ -677,7 +690,7 @@ static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 static struct http_reply *make_builtin(int slot)
 {
 	int status = builtin_pages[slot].status;
-	const char *reason = http_status_reason(status);
+	const char *reason = builtin_pages[slot].reason;
 	struct text body = { 0 }, t = { 0 };
 	struct http_reply *r;
 	char err[256];

@@ -333,9 +333,10 @@ const char *http_status_reason(int status)
 	case 205: return "Reset Content";
 	case 206: return "Partial Content";
 	case 207: return "Multi-Status";
+	case 226: return "IM Used";
 	case 300: return "Multiple Choices";
 	case 301: return "Moved Permanently";
-	case 302: return "Found";
+	case 302: return "Moved Temporarily";
 	case 303: return "See Other";
 	case 304: return "Not Modified";
 	case 305: return "Use Proxy";
@@ -349,16 +350,17 @@ const char *http_status_reason(int status)
 	case 405: return "Method Not Allowed";
 	case 406: return "Not Acceptable";
 	case 407: return "Proxy Authentication Required";
-	case 408: return "Request Timeout";
+	case 408: return "Request Time-out";
 	case 409: return "Conflict";
 	case 410: return "Gone";
 	case 411: return "Length Required";
 	case 412: return "Precondition Failed";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
+	case 413: return "Request Entity Too Large";
+	case 414: return "Request-URI Too Long";
 	case 415: return "Unsupported Media Type";
-	case 416: return "Range Not Satisfiable";
-	case 417: return "Expectation Failed";
+	case 416: return "Requested range unsatisfiable";
+	case 417: return "Expectation failed";
+	case 418: return "I'm a teapot";
 	case 421: return "Misdirected Request";
 	case 422: return "Unprocessable Content";
 	case 425: return "Too Early";
@@ -367,16 +369,25 @@ const char *http_status_reason(int status)
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 451: return "Unavailable For Legal Reasons";
+	case 499: return "client has closed connection";
 	case 500: return "Internal Server Error";
 	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
+	case 502: return "Bad Gateway or Proxy Error";
 	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 505: return "HTTP Version Not Supported";
-	case 507: return "Insufficient Storage";
-	case 511: return "Network Authentication Required";
+	case 504: return "Gateway Time-out";
+	case 505: return "HTTP Version not supported";
+	case 507: return "Insufficient storage";
+	case 511: return "Network authentication required";
 	}
-	return "Unknown";
+	/* other codes: the name of their class, as HAProxy */
+	switch (status / 100) {
+	case 1: return "Informational";
+	case 2: return "Success";
+	case 3: return "Redirection";
+	case 4: return "Client Error";
+	case 5: return "Server Error";
+	}
+	return "Other";
 }
 
 /* ------------------------------------------------------------------------ */

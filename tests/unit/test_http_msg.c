@@ -159,7 +159,9 @@ static void test_uri_parts(void)
 	CHECK_STR(S(http_uri_path(I("*"))), "");
 	CHECK_STR(S(http_uri_path(I("example.com:443"))), "");
 	CHECK_STR(http_status_reason(503), "Service Unavailable");
-	CHECK_STR(http_status_reason(299), "Unknown");
+	CHECK_STR(http_status_reason(299), "Success");
+	CHECK_STR(http_status_reason(599), "Server Error");
+	CHECK_STR(http_status_reason(504), "Gateway Time-out");
 }
 
 static int match_x_dash(void *arg, struct ist name)

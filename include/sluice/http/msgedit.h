@@ -144,8 +144,11 @@ struct ist http_uri_path(struct ist uri);
 /* Query after the first '?', without it; ptr NULL when there is no '?'. */
 struct ist http_uri_query(struct ist uri);
 
-/* Canonical reason phrase of <status> (RFC 9110 section 15), "Unknown" for
- * codes without one. */
+/* Default reason phrase of <status>: HAProxy 2.6's (its set-status,
+ * return and http-error replies use them; a few differ from RFC 9110's
+ * wording, e.g. 302 "Moved Temporarily", 504 "Gateway Time-out"), and for
+ * a code it does not name, the name of its class ("Success", "Client
+ * Error"...). */
 const char *http_status_reason(int status);
 
 /* --- field edits --------------------------------------------------------- */
