@@ -1015,8 +1015,10 @@ static int proxy_check_one(struct proxy *px)
 			errors++;
 		}
 	}
+	/* an HTTP frontend may answer everything with its own rules; the
+	 * requests none answers get a 503 (HAProxy accepts it too) */
 	if ((px->cap & PX_CAP_FE) && !(px->cap & PX_CAP_BE) && !px->defbe_name &&
-	    list_empty(&px->use_backends) && !px->disabled) {
+	    list_empty(&px->use_backends) && !px->disabled && px->mode != PX_MODE_HTTP) {
 		cfg_alert(px->conf_file, px->conf_line, "frontend '%s' has no backend: add "
 		          "'default_backend' or 'use_backend'.", px->name);
 		errors++;

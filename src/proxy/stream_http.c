@@ -580,8 +580,9 @@ static int reply_prepare(struct stream *s, int status, const struct http_reply *
 	if (n <= 0)
 		return -1;
 	s->res.data = (size_t)n;
-	if (r->flags & HTTP_REPLY_F_CLOSE)
-		t->flags |= TX_F_CLI_CLOSE;
+	/* whether the connection lives on is read from the reply's head when
+	 * it goes out (Connection: close, a body ended by the close), as for a
+	 * server's: an HTTP/1.0 errorfile is sent with keep-alive, as HAProxy */
 	return 0;
 }
 
@@ -601,8 +602,6 @@ static void reply_start(struct stream *s, int status, const struct http_reply *r
 		 * first byte (or before the error), never -1, as HAProxy logs */
 		t->Ti = (int)((t->req_first_ms ? t->req_first_ms : now_ms()) - t->idle_start_ms);
 	}
-	if (status == 400 || status == 408 || status == 501 || status == 414 || status == 431)
-		t->flags |= TX_F_CLI_CLOSE;
 	if (reply_prepare(s, status, r) < 0) {
 		s->st = SST_CLOSED;
 		return;
@@ -839,6 +838,7 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		CNT_INC(s->fe->fe_cnt.denied_req);
 		t->flags |= TX_F_TARPIT;
 		t->status = env.status ? env.status : 500;
+		t->tarpit_reply = env.deny_reply;
 		s->st = SST_HTTP_TARPIT;
 		s->http_exp = tick_add_ifset(now_ms(), first_set(px->timeout_tarpit,
 		                             px->timeout_connect));
@@ -1240,7 +1240,8 @@ static void http_wait_req(struct stream *s)
 			t->uri_copy_len = 0;
 			/* HAProxy 2.6 answers every invalid request with 400 (too
 			 * long lines and unknown versions included); the reason
-			 * stays in the log */
+			 * stays in the log. The connection cannot be resumed. */
+			t->flags |= TX_F_CLI_CLOSE;
 			reply_start(s, 400, NULL, 'P', 'R');
 			return;
 		}
@@ -1268,6 +1269,7 @@ static void http_wait_req(struct stream *s)
 			return;
 		}
 		CNT_INC(fe->fe_cnt.failed_req);
+		t->flags |= TX_F_CLI_CLOSE;
 		reply_start(s, 408, NULL, 'c', 'R');
 	}
 }
@@ -1480,6 +1482,22 @@ static int response_parsed(struct stream *s)
 		t->srv_status = m->status;
 	}
 	http_edit_init(&t->res_edit, m, t->res_arena, sizeof(t->res_arena), TXN_HDRS_CAP);
+	/* capture response header: as received, before any rule */
+	for (int i = 0; i < s->fe->nres_cap && i < TXN_MAX_CAPTURES; i++) {
+		const struct px_capture *cap = &s->fe->res_cap[i];
+		struct ist v;
+
+		if (http_hdr_occ(m, (struct ist){ cap->name, strlen(cap->name) }, -1, 0, &v)) {
+			size_t l = v.len < (size_t)cap->len ? v.len : (size_t)cap->len;
+
+			free(t->res_cap[i]);
+			t->res_cap[i] = malloc(l + 1);
+			if (t->res_cap[i]) {
+				memcpy(t->res_cap[i], v.ptr, l);
+				t->res_cap[i][l] = '\0';
+			}
+		}
+	}
 	if (m->flags & HTTP_F_TUNNEL)
 		fl |= H1O_F_TUNNEL;
 	if (from_server) {
@@ -1508,21 +1526,8 @@ static int response_parsed(struct stream *s)
 	if (s->be != s->fe && run_res_rules(s, s->fe, &s->fe->http_after_rules, ACT_HTTP_AFTER) == -2)
 		return -1;
 	t->status = m->status;
-	for (int i = 0; i < s->fe->nres_cap && i < TXN_MAX_CAPTURES; i++) {
-		const struct px_capture *cap = &s->fe->res_cap[i];
-		struct ist v;
-
-		if (http_hdr_occ(m, (struct ist){ cap->name, strlen(cap->name) }, -1, 0, &v)) {
-			size_t l = v.len < (size_t)cap->len ? v.len : (size_t)cap->len;
-
-			free(t->res_cap[i]);
-			t->res_cap[i] = malloc(l + 1);
-			if (t->res_cap[i]) {
-				memcpy(t->res_cap[i], v.ptr, l);
-				t->res_cap[i][l] = '\0';
-			}
-		}
-	}
+	if (!from_server && (m->flags & HTTP_F_CONN_CLOSE))
+		t->flags |= TX_F_CLI_CLOSE;
 	body_init(&t->res_body, m, 0);
 	if (t->res_body.until_close)
 		t->flags |= TX_F_CLI_CLOSE;   /* the body ends with the connection */
@@ -1922,7 +1927,7 @@ static void http_tarpit(struct stream *s)
 	if (now_ms() < s->http_exp)
 		return;
 	t->flags |= TX_F_CLI_CLOSE;
-	reply_start(s, t->status > 0 ? t->status : 500, NULL, 'P', 'T');
+	reply_start(s, t->status > 0 ? t->status : 500, t->tarpit_reply, 'P', 'T');
 }
 
 void http_stream_step(struct stream *s)
@@ -2118,3 +2123,90 @@ int stream_tcp_content_rules(struct stream *s)
 		return 1;
 	}
 }
+
+/* ---- capture.* fetches: what the transaction captured ---- */
+
+/* The stream behind a context, if it is one of ours. */
+static struct stream *ctx_stream(const struct smp_ctx *ctx)
+{
+	return ctx->ops == &stream_smp_ops ? ctx->owner : NULL;
+}
+
+/* Word <n> (0-based) of the captured request line. */
+static int reqline_word(const struct http_txn *t, int n, struct sample *smp)
+{
+	const char *p = t->uri_copy, *end = t->uri_copy + t->uri_copy_len, *w;
+
+	if (!t->uri_copy_len)
+		return 0;
+	for (;;) {
+		w = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (!n--)
+			break;
+		if (p == end)
+			return 0;
+		p++;
+	}
+	smp_set_const_str(smp, SMP_T_STR, w, (size_t)(p - w));
+	return 1;
+}
+
+static int fetch_cap_hdr(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+	int64_t idx = args->n > 0 ? args->a[0].data.sint : 0;
+	char *const *caps;
+	int ncap;
+
+	if (!s || !s->txn || idx < 0)
+		return 0;
+	if (args->kw_priv) {   /* response */
+		caps = s->txn->res_cap;
+		ncap = s->fe->nres_cap;
+	} else {
+		caps = s->txn->req_cap;
+		ncap = s->fe->nreq_cap;
+	}
+	if (idx >= ncap || idx >= TXN_MAX_CAPTURES || !caps[idx])
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, caps[idx], strlen(caps[idx]));
+	return 1;
+}
+
+static int fetch_cap_reqline(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+
+	if (!s || !s->txn)
+		return 0;
+	return reqline_word(s->txn, (int)(intptr_t)args->kw_priv, smp);
+}
+
+static int fetch_cap_res_ver(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+
+	if (!s || !s->txn || s->txn->srv_status < 0)
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, (s->txn->res.flags & HTTP_F_VER_11) ? "HTTP/1.1" :
+	                  "HTTP/1.0", 8);
+	return 1;
+}
+
+static const struct smp_fetch_kw capture_fetches[] = {
+	{ "capture.req.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN },
+	{ "capture.res.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)1 },
+	{ "capture.req.method", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)0 },
+	{ "capture.req.uri", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)1 },
+	{ "capture.req.ver", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)2 },
+	{ "capture.res.ver", fetch_cap_res_ver, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN },
+	{ NULL }
+};
+
+SMP_REGISTER_FETCHES(capture_fetches)

@@ -22,6 +22,7 @@
 #include <sluice/expr/vars.h>
 #include <sluice/http/http_cookie.h>
 #include <sluice/http/h1.h>
+struct http_reply;
 #include <sluice/http/msg.h>
 #include <sluice/http/msgedit.h>
 
@@ -97,6 +98,7 @@ struct http_txn {
 	int srv_from_cookie;         /* the request's cookie chose the server */
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
+	const struct http_reply *tarpit_reply;   /* tarpit's own reply, or NULL */
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;
