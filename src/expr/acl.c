@@ -28,7 +28,7 @@ static const struct acl_base {
 	{ "scook",     "res.cook",  1 },
 	{ "path",      "path",      1 },
 	{ "url",       "url",       1 },
-	{ "urlp",      "url_param", 1 },
+	{ "urlp",      "urlp",      1 },   /* url_param's alias, named as HAProxy */
 	{ "url_param", "url_param", 1 },
 	{ NULL }
 };
@@ -158,11 +158,15 @@ struct acl *acl_find(struct acl_list *l, const char *name)
 /* ------------------------------------------------------------------ criterion */
 
 /* Compiles the criterion: an ACL keyword becomes its fetch, with an implied
- * method (*implied, -1 if none). */
-static struct sample_expr *parse_criterion(const char *crit, int *implied, char *err,
-                                           size_t errlen)
+ * method (*implied, -1 if none). <kw> receives the keyword that names the
+ * criterion in "show acl", as HAProxy words it: the ACL keyword as written
+ * ("hdr_beg"), or, once converters follow one, the fetch it stands for
+ * ("hdr_beg(host),lower" is "req.hdr"). */
+static struct sample_expr *parse_criterion(const char *crit, int *implied, char *kw,
+                                           size_t kwlen, char *err, size_t errlen)
 {
 	size_t klen = strcspn(crit, "(,");
+	const char *base_fetch = NULL;
 	char *text = NULL;
 	struct sample_expr *expr;
 
@@ -184,11 +188,16 @@ static struct sample_expr *parse_criterion(const char *crit, int *implied, char 
 			return NULL;
 		}
 		*implied = m;
+		base_fetch = b->fetch;
 	}
 	expr = sample_expr_parse(text ? text : crit, NULL, err, errlen);
 	free(text);
 	if (expr && expr->nconv)
 		*implied = -1;         /* converters: the output type decides */
+	if (expr && expr->nconv && base_fetch)
+		snprintf(kw, kwlen, "%s", base_fetch);
+	else
+		snprintf(kw, kwlen, "%.*s", (int)klen, crit);
 	return expr;
 }
 
@@ -261,6 +270,7 @@ struct acl_opts {
 	unsigned int flags;        /* current PAT_F_* */
 	int map;                   /* -M */
 	int unique_id;             /* -u, or -1 */
+	int end_of_flags;          /* "--" was given: no pattern is intended */
 	const char *files[16];
 	unsigned int file_flags[16];
 	int nfiles;
@@ -273,8 +283,10 @@ static int parse_flags(char **args, int nargs, int i, struct acl_opts *o, char *
 	for (; i < nargs && args[i][0] == '-'; i++) {
 		const char *f = args[i];
 
-		if (strcmp(f, "--") == 0)
+		if (strcmp(f, "--") == 0) {
+			o->end_of_flags = 1;
 			return i + 1;
+		}
 		if (strcmp(f, "-i") == 0)
 			o->flags |= PAT_F_ICASE;
 		else if (strcmp(f, "-n") == 0)
@@ -376,6 +388,11 @@ static int term_match(const struct acl_term *t, const char *kw, int opt_match, i
 	enum smp_type type = t->smp->out_type;
 	int match = opt_match >= 0 ? opt_match : implied >= 0 ? implied : pat_match_default(type);
 
+	/* var() (or set-var() last) tells no type: HAProxy wants -m there */
+	if (opt_match < 0 && implied < 0 && type == SMP_T_ANY)
+		return errmsg_set(err, errlen, "matching method must be specified first (using "
+		                  "'-m') when using a sample fetch of this type ('%s')",
+		                  t->smp->fetch->kw);
 	if (match < 0)
 		return errmsg_set(err, errlen, "ACL keyword '%s' returns type '%s' which needs a "
 		                  "matching method: use '-m'", kw, smp_type_name(type));
@@ -387,13 +404,15 @@ static int term_match(const struct acl_term *t, const char *kw, int opt_match, i
 }
 
 /* Builds one term from the words <args>[0..nargs): criterion, flags,
- * operator, values. <where> names inline patterns. */
-static struct acl_term *term_parse(char **args, int nargs, const char *where, char *err,
-                                   size_t errlen)
+ * operator, values. <file>/<line> locate the inline patterns for "show
+ * acl". *<no_pattern_ok> tells whether "--" ended the flags: a term
+ * without pattern is then what the user meant. */
+static struct acl_term *term_parse(char **args, int nargs, const char *file, int line,
+                                   int *no_pattern_ok, char *err, size_t errlen)
 {
 	struct acl_opts o = { .match = -1, .unique_id = -1 };
 	struct acl_term *t = calloc(1, sizeof(*t));
-	char sub[512];
+	char sub[512], kw[128], where[512];
 	int implied, i, match;
 
 	if (!t)
@@ -402,11 +421,13 @@ static struct acl_term *term_parse(char **args, int nargs, const char *where, ch
 		errmsg_set(err, errlen, "missing fetch method");
 		goto fail;
 	}
-	t->smp = parse_criterion(args[0], &implied, sub, sizeof(sub));
+	t->smp = parse_criterion(args[0], &implied, kw, sizeof(kw), sub, sizeof(sub));
 	if (!t->smp) {
 		errmsg_set(err, errlen, "%s", sub);
 		goto fail;
 	}
+	/* HAProxy names inline patterns after the criterion, not the ACL */
+	snprintf(where, sizeof(where), "acl '%s' file '%s' line %d", kw, file ? file : "-", line);
 	i = parse_flags(args, nargs, 1, &o, err, errlen);
 	if (i < 0 || (match = term_match(t, args[0], o.match, implied, err, errlen)) < 0)
 		goto fail;
@@ -419,6 +440,7 @@ static struct acl_term *term_parse(char **args, int nargs, const char *where, ch
 	}
 	if (add_values(t, args + i, nargs - i, where, &o, err, errlen) < 0)
 		goto fail;
+	*no_pattern_ok = o.end_of_flags;
 	return t;
 fail:
 	term_free(t);
@@ -430,22 +452,21 @@ int acl_parse(struct acl_list *l, char **args, int nargs, const char *file, int 
 {
 	struct acl *a;
 	struct acl_term *t, **tp;
-	char where[512];
-	int warned = 0;
+	int warned = 0, no_pattern_ok = 0;
 
 	if (nargs < 2)
 		return errmsg_set(err, errlen, "expects an ACL name and a criterion");
 	if (!valid_acl_name(args[0]))
 		return errmsg_set(err, errlen, "invalid character in ACL name '%s' (letters, "
 		                  "digits, '-', '_', '.' and ':' only)", args[0]);
-	snprintf(where, sizeof(where), "acl '%s' file '%s' line %d", args[0],
-	         file ? file : "-", line);
-	t = term_parse(args + 1, nargs - 1, where, err, errlen);
+	t = term_parse(args + 1, nargs - 1, file, line, &no_pattern_ok, err, errlen);
 	if (!t)
 		return -1;
-	if (!t->nsets && t->match != PAT_MATCH_FOUND && t->match != PAT_MATCH_BOOL) {
+	if (!t->nsets && !no_pattern_ok && t->match != PAT_MATCH_FOUND &&
+	    t->match != PAT_MATCH_BOOL) {
 		errmsg_set(err, errlen, "ACL '%s': no pattern to match against, it will never "
-		           "match (use '-m found' to test for presence)", args[0]);
+		           "match (add '--' if this is intended, or use '-m found' to test for "
+		           "presence)", args[0]);
 		warned = 1;
 	}
 	a = acl_find(l, args[0]);
@@ -608,18 +629,16 @@ static int cond_add(struct acl_cond *c, struct acl *a, int neg, int anonymous)
 static struct acl *anon_acl(char **args, int nargs, const char *file, int line, char *err,
                             size_t errlen)
 {
-	char where[512];
 	struct acl *a = calloc(1, sizeof(*a));
 	struct acl_term *t;
+	int no_pattern_ok;
 
 	if (!a || !(a->name = strdup("anonymous"))) {
 		free(a);
 		return errmsg_set(err, errlen, "out of memory"), NULL;
 	}
 	list_init(&a->list);
-	snprintf(where, sizeof(where), "acl '%s' file '%s' line %d", "anonymous",
-	         file ? file : "-", line);
-	t = term_parse(args, nargs, where, err, errlen);
+	t = term_parse(args, nargs, file, line, &no_pattern_ok, err, errlen);
 	if (!t) {
 		acl_free(a);
 		return NULL;

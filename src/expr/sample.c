@@ -1014,11 +1014,14 @@ struct sample_expr *sample_expr_parse(const char *str, const char **end,
 		goto fail;
 	for (;;) {
 		if (*p == ',') {
-			p++;
-			if (*p == ',' || *p == '\0')
-				continue;           /* empty converter: skipped */
-			if (end && !is_kw_char(*p))
-				break;              /* let the caller see what follows */
+			/* As in HAProxy, a run of commas counts as one and a word
+			 * may end with commas ("src,,lower", "src,"); but where the
+			 * expression goes on, a converter name must follow: "%[src,]"
+			 * is "unknown converter ''". */
+			while (*p == ',')
+				p++;
+			if (!*p)
+				break;
 			p = parse_conv(p, expr, err, errlen);
 			if (!p)
 				goto fail;

@@ -422,10 +422,13 @@ static int kw_stats_socket(struct cfg_ctx *ctx, char **args, int nargs, char *er
 		struct bind_conf *bc = list_elem(pos, struct bind_conf, list);
 
 		bc->cli_level = CLI_LEVEL_OPERATOR;   /* HAProxy's documented default */
-		if (bind_parse_options(bc, args, nargs, 3, err, errlen) < 0)
+		if (bind_parse_options(bc, args, nargs, 3, err, errlen) < 0) {
+			bind_conf_list_free(&tmp);
 			return -1;
+		}
 		if (bc->accept_proxy) {
 			snprintf(err, errlen, "'accept-proxy' is not supported on a stats socket.");
+			bind_conf_list_free(&tmp);
 			return -1;
 		}
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/cfg/cfg_free.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/expr/acl.h>
@@ -127,7 +128,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 		px->log_format = strdup(def->log_format);
 	if (def->defbe_name && (px->cap & PX_CAP_FE)) {
 		px->defbe_name = strdup(def->defbe_name);
-		px->defbe_file = def->defbe_file;
+		px->defbe_file = strdup(def->defbe_file);
 		px->defbe_line = def->defbe_line;
 	}
 	list_for_each_safe(pos, tmp, &def->logs) {
@@ -374,6 +375,7 @@ static int kw_default_backend(struct cfg_ctx *ctx, char **args, int nargs, char 
 	}
 	free(ctx->px->defbe_name);
 	ctx->px->defbe_name = strdup(args[1]);
+	free(ctx->px->defbe_file);
 	ctx->px->defbe_file = strdup(ctx->file);
 	ctx->px->defbe_line = ctx->line;
 	return 0;
@@ -926,6 +928,7 @@ int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int 
 			free(bc->file);
 			free(bc);
 			free(copy);
+			bind_conf_list_free(out);
 			return -1;
 		}
 		list_append(out, &bc->list);
@@ -937,6 +940,16 @@ int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int 
 		return -1;
 	}
 	return 0;
+}
+
+void bind_conf_list_free(struct list *l)
+{
+	struct list *pos, *nxt;
+
+	list_for_each_safe(pos, nxt, l) {
+		list_del_init(pos);
+		cfg_free_bind_conf(list_elem(pos, struct bind_conf, list));
+	}
 }
 
 static int kw_bind(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
@@ -953,8 +966,10 @@ static int kw_bind(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 	list_for_each_safe(pos, nxt, &tmp) {
 		struct bind_conf *bc = list_elem(pos, struct bind_conf, list);
 
-		if (bind_parse_options(bc, args, nargs, 2, err, errlen) < 0)
+		if (bind_parse_options(bc, args, nargs, 2, err, errlen) < 0) {
+			bind_conf_list_free(&tmp);
 			return -1;
+		}
 	}
 	list_splice_tail(&ctx->px->binds, &tmp);
 	return 0;

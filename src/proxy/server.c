@@ -273,6 +273,7 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	return 0;
 fail:
 	free(s->name);
+	free(s->cookie);
 	free(s->conf_file);
 	free(s->addr_str);
 	free(s);

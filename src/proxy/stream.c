@@ -956,6 +956,8 @@ static int stream_postparse(void)
 {
 	char err[256];
 
+	if (connect_fmt_ready)
+		return 0;   /* compiled once (a configuration may be parsed again) */
 	if (lf_compile("Connect from %ci:%cp to %fi:%fp (%f/TCP)", &connect_fmt,
 	               err, sizeof(err)) < 0 ||
 	    lf_compile("Connect from %ci:%cp to %fi:%fp (%f/HTTP)", &connect_fmt_http,

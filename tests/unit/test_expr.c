@@ -338,6 +338,33 @@ static void test_parser(void)
 		CHECK(e && e->nconv == 1 && e->out_type == SMP_T_STR);
 		sample_expr_free(e);
 	}
+	/* there too, commas in a row count as one, but a comma must lead to a
+	 * converter: HAProxy 2.6 refuses "%[src,]" with "unknown converter ''" */
+	{
+		static const char *const bad[] = {
+			"src,]", "src,,]", "str(a),lower,]x", "src, lower]", "src,(x)]",
+		};
+		const char *end = NULL;
+		struct sample_expr *e;
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			e = sample_expr_parse(bad[i], &end, err, sizeof(err));
+			CHECK(!e && strcmp(err, "unknown converter ''") == 0);
+			if (e)
+				fprintf(stderr, "  [%s] accepted with an end\n", bad[i]);
+			sample_expr_free(e);
+		}
+		e = sample_expr_parse("str(a),,upper]", &end, err, sizeof(err));
+		CHECK(e && e->nconv == 1 && strcmp(end, "]") == 0);
+		sample_expr_free(e);
+		e = sample_expr_parse("src,,", &end, err, sizeof(err));   /* "%[src,," unclosed */
+		CHECK(e && e->nconv == 0 && *end == '\0');
+		sample_expr_free(e);
+	}
+	REFUSED("src,(x)", "unknown converter ''");
+	REFUSED("src,,-x", "unknown converter '-x'");
+	EXPECT("str(a),", "a");                               /* HAProxy 2.6: accepted */
+	EXPECT("str(a),,,lower,,", "a");
 	{
 		struct sample s;
 
@@ -701,7 +728,7 @@ static void test_conv_string(void)
 	EXPECT("str(ab\r\ncd),cut_crlf", "ab");
 	EXPECT("int(1),htonl", "00000001");
 	EXPECT("int(784111777),http_date", "Sun, 06 Nov 1994 08:49:37 GMT");   /* RFC 9110 */
-	EXPECT("int(784111777000),http_date(1000,ms)", "Sun, 06 Nov 1994 08:49:38 GMT");
+	EXPECT("int(784111777000),http_date(1000,ms)", "Sun, 06 Nov 1994 08:49:38.0 GMT");
 	EXPECT("int(0),utime(%Y-%m-%d %H:%M:%S)", "1970-01-01 00:00:00");
 	EXPECT("int(0),utime(%Y%m%d,86400)", "19700102");
 	EXPECT("str(WWW.Example.COM:8080),host_only", "www.example.com");
@@ -854,7 +881,7 @@ static void test_conv_hash(void)
 static void test_conv_json_query(void)
 {
 	static const char doc[] = "{\"a\":{\"b\":[1,\"x\",true,2.5,{\"c\":null}]},"
-	                          "\"my.key\":\"v\\\"q\\u0041\\ud83d\\ude00\",\"n\":-12,\"f\":false}";
+	                          "\"my.key\":\"v\\\"q\\u0041\\u00e9\",\"n\":-12,\"f\":false}";
 	struct sample s;
 	char out[256];
 
@@ -871,14 +898,14 @@ static void test_conv_json_query(void)
 	EXPECT("var(txn.doc),json_query('$.a.b[0]','int')", "1");
 	EXPECT("var(txn.doc),json_query('$.a.b[2]')", "1");
 	EXPECT("var(txn.doc),json_query('$.a.b[3]')", "2.5");
-	EXPECT("var(txn.doc),json_query('$.a.b[3]','int')", "<fail>");
+	EXPECT("var(txn.doc),json_query('$.a.b[3]','int')", "2");
 	EXPECT("var(txn.doc),json_query('$.a')", "<fail>");
 	EXPECT("var(txn.doc),json_query('$.a.b[4].c')", "<fail>");
 	EXPECT("var(txn.doc),json_query('$.a.b[9]')", "<fail>");
 	EXPECT("var(txn.doc),json_query('$.n'),add(2)", "-10");
 	EXPECT("var(txn.doc),json_query('$.f')", "0");
-	EXPECT("var(txn.doc),json_query(\"$['my.key']\")", "v\"qA\xf0\x9f\x98\x80");
-	EXPECT("var(txn.doc),json_query('$.my\\.key'),length", "8");
+	EXPECT("var(txn.doc),json_query(\"$['my.key']\")", "v\"qA\xe9");
+	EXPECT("var(txn.doc),json_query('$.my\\.key'),length", "5");
 	EXPECT("str(abc),json_query('$.a')", "<fail>");
 	/* RFC 7519 section 3.1 example token */
 	setvar("txn.jwt", "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9."
@@ -1040,6 +1067,55 @@ static void test_regex(void)
 	regex_free(re);
 }
 
+/* json_query, ipmask and http_date where sluice once differed from HAProxy
+ * 2.6: every expected value below was checked against HAProxy 2.6.12. */
+static void test_conv_haproxy_compat(void)
+{
+	setvar("txn.j", "{\"big\":1234567,\"c\":1e2,\"d\":0.000001,\"f\":2.50,\"nf\":-2.99,"
+	       "\"z\":-0,\"o\":010,\"l\":1e400,\"max\":9007199254740991,\"over\":9007199254740992,"
+	       "\"name\":\"bob\",\"u\":\"ab\\u00e9\",\"eu\":\"x\\u20acy\",\"sl\":\"x\\/y\","
+	       "\"esc\":\"\\\"\\\\\\b\\f\\n\\r\\t\",\"t\":true,\"bad\":12x}");
+	/* numbers without 'int': doubles printed with %g */
+	EXPECT("var(txn.j),json_query('$.big')", "1.23457e+06");
+	EXPECT("var(txn.j),json_query('$.c')", "100");
+	EXPECT("var(txn.j),json_query('$.d')", "1e-06");
+	EXPECT("var(txn.j),json_query('$.f')", "2.5");
+	EXPECT("var(txn.j),json_query('$.z')", "-0");
+	EXPECT("var(txn.j),json_query('$.o')", "10");
+	EXPECT("var(txn.j),json_query('$.l')", "inf");
+	EXPECT("var(txn.j),json_query('$.bad')", "12");           /* what follows is ignored */
+	/* 'int': the leading integer (base 0), within +/-(2^53 - 1) */
+	EXPECT("var(txn.j),json_query('$.f','int')", "2");
+	EXPECT("var(txn.j),json_query('$.nf','int')", "-2");
+	EXPECT("var(txn.j),json_query('$.c','int')", "1");
+	EXPECT("var(txn.j),json_query('$.o','int')", "8");
+	EXPECT("var(txn.j),json_query('$.max','int')", "9007199254740991");
+	EXPECT("var(txn.j),json_query('$.over','int')", "<fail>");
+	EXPECT("var(txn.j),json_query('$.name','int')", "bob");
+	EXPECT("var(txn.j),json_query('$.t','int')", "1");
+	/* strings: \u00XX is one byte; other \u and unknown escapes fail */
+	EXPECT("var(txn.j),json_query('$.u'),hex", "6162E9");
+	EXPECT("var(txn.j),json_query('$.eu')", "<fail>");
+	EXPECT("var(txn.j),json_query('$.sl')", "<fail>");
+	EXPECT("var(txn.j),json_query('$.esc'),hex", "225C080C0A0D09");
+	/* ipmask: only ::ffff:a.b.c.d is masked as IPv4 */
+	EXPECT("str(::1),ipmask(8,128)", "::1");
+	EXPECT("ipv6(::1),ipmask(8,128)", "::1");
+	EXPECT("str(::1),ipmask(8,127)", "::");
+	EXPECT("str(::1.2.3.4),ipmask(8,128)", "::1.2.3.4");
+	EXPECT("str(2002:102:304::1),ipmask(8,128)", "2002:102:304::1");
+	EXPECT("str(::ffff:1.2.3.4),ipmask(8,128)", "1.0.0.0");
+	EXPECT("str(::1),ipmask(8)", "<fail>");
+	/* http_date: the remainder after '.', unpadded; the offset in the unit */
+	EXPECT("int(1250),http_date(0,ms)", "Thu, 01 Jan 1970 00:00:01.250 GMT");
+	EXPECT("int(1500000),http_date(0,us)", "Thu, 01 Jan 1970 00:00:01.500000 GMT");
+	EXPECT("int(2500),http_date(1,ms)", "Thu, 01 Jan 1970 00:00:02.501 GMT");
+	EXPECT("int(1500000),http_date(-1,us)", "Thu, 01 Jan 1970 00:00:01.499999 GMT");
+	EXPECT("int(1005),http_date(0,ms)", "Thu, 01 Jan 1970 00:00:01.5 GMT");
+	EXPECT("int(1250),http_date(0,s)", "Thu, 01 Jan 1970 00:20:50 GMT");
+	EXPECT("int(-1),http_date", "Sun, 13 Jun 1141709097 06:26:07 GMT");
+}
+
 int main(void)
 {
 	setup();
@@ -1051,6 +1127,7 @@ int main(void)
 	test_conv_arith();
 	test_conv_hash();
 	test_conv_json_query();
+	test_conv_haproxy_compat();
 	test_conv_proto();
 	test_vars();
 	test_regex();

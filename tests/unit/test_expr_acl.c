@@ -318,14 +318,16 @@ static void test_methods(void)
 	PASS("src 10.1");                        /* ...as the manual's table says */
 	PASS("src 127.0.0.0/8 10.0.0.1/32");
 	cli_ip = "192.168.1.10";
-	/* method: case-insensitive, enum or token */
+	/* method, as HAProxy 2.6: a known method by its code (exact upper
+	 * case), another one as a token, case-sensitive unless -i */
 	PASS("method POST");
-	PASS("method post");
+	FAIL("method post");
 	FAIL("method GET HEAD");
 	req.meth = HTTP_METH_OTHER;
 	req.method = IST("PURGE");
 	PASS("method PURGE");
-	PASS("method purge");
+	FAIL("method purge");
+	PASS("method -i purge");
 	FAIL("method GET");
 	req.meth = HTTP_METH_POST;
 	req.method = IST("POST");
@@ -361,7 +363,11 @@ static void test_errors(void)
 	REFUSED("x str(a) -u x", "'-u' expects a positive integer");
 	REFUSED("b@d str(a) a", "invalid character in ACL name");
 	REFUSED("onlyname", "expects an ACL name and a criterion");
-	CHECK(acl_line("nopat req.hdr(host)", 0) == 1 && strstr(err, "never match"));
+	CHECK(acl_line("nopat req.hdr(host)", 0) == 1 && strstr(err, "never match") &&
+	      strstr(err, "'--'"));
+	/* "--" says that no pattern is intended: no warning (HAProxy) */
+	CHECK(acl_line("nopat3 src --", 0) == 0);
+	CHECK(acl_line("nopat4 req.hdr(host) -i --", 0) == 0);
 	CHECK(acl_line("nopat2 req.hdr(host) -m found", 0) == 0);
 	COND("if nosuchacl", 'E');
 	CHECK(strstr(err, "no such ACL : 'nosuchacl'") != NULL);
@@ -553,7 +559,8 @@ static void test_files(void)
 		CHECK(pat_ref_add(ref, "a", NULL, err, sizeof(err)) == 0);
 		pat_ref_clear(ref);
 		CHECK(ref->count == 0);
-		CHECK(strstr(ref->display, "acl 'dyn' file 'test.cfg' line 1") != NULL);
+		/* named after the criterion, as HAProxy's "show acl" does */
+		CHECK_STR(ref->display, "acl 'req.hdr' file 'test.cfg' line 1");
 	}
 	REFUSED("dyn2 req.hdr(host) -u 4242 x", "unique id 4242 is already used");
 	ref = pat_ref_lookup(write_file("unused", ""));
@@ -967,6 +974,48 @@ static void test_cli_api(void)
 	CHECK(pat_ref_lookup(p) == NULL);
 }
 
+/* What "show acl" lists for inline patterns: "acl '<kw>' file ... line N"
+ * where <kw> is the criterion, as HAProxy 2.6 names it (checked against
+ * its "show acl"): the ACL keyword as written, or the fetch it stands for
+ * when converters follow it. */
+static void test_descriptions(void)
+{
+	static const struct { const char *line; const char *kw; } tab[] = {
+		{ "d1 src -u 9001 1.2.3.4", "src" },
+		{ "d2 hdr_beg(host) -u 9002 x", "hdr_beg" },
+		{ "d3 hdr_beg(host),lower -u 9003 x", "req.hdr" },
+		{ "d4 hdr(host),lower -u 9004 x", "req.hdr" },
+		{ "d5 urlp_reg(x),lower -u 9005 x", "urlp" },
+		{ "d6 path_end,lower -u 9006 x", "path" },
+		{ "d7 cook_sub(a),lower -u 9007 x", "req.cook" },
+		{ "d8 shdr_end(a) -u 9008 x", "shdr_end" },
+		{ "d9 src,ipmask(8) -u 9009 10.0.0.0", "src" },
+		{ "d10 url_param(a) -u 9010 x", "url_param" },
+		{ "d11 base_reg,lower -u 9011 x", "base" },
+	};
+	char want[256], buf[128], *w[16];
+	struct acl_cond *c;
+	struct pat_ref *ref;
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		CHECK(acl_line(tab[i].line, 0) == 0);
+		ref = pat_ref_lookup_id(9001 + (int)i);
+		snprintf(want, sizeof(want), "acl '%s' file 'test.cfg' line 1", tab[i].kw);
+		CHECK(ref != NULL);
+		if (ref)
+			CHECK_STR(ref->display, want);
+	}
+	/* anonymous ACLs too */
+	snprintf(buf, sizeof(buf), "if { path_end,lower -u 9100 x } || { hdr_sub(x) -u 9101 y }");
+	c = acl_cond_parse(w, split(buf, w, 16), &acls, "test.cfg", 7, err, sizeof(err));
+	CHECK(c != NULL);
+	ref = pat_ref_lookup_id(9100);
+	CHECK(ref && strcmp(ref->display, "acl 'path' file 'test.cfg' line 7") == 0);
+	ref = pat_ref_lookup_id(9101);
+	CHECK(ref && strcmp(ref->display, "acl 'hdr_sub' file 'test.cfg' line 7") == 0);
+	acl_cond_free(c);
+}
+
 static void test_unique_ids(void)
 {
 	struct pat_ref *a = pat_ref_new(NULL, "a", -1, PAT_REF_ACL, err, sizeof(err));
@@ -1025,16 +1074,63 @@ static void test_clear_big(void)
 	pat_expr_put(x2);
 }
 
+/* The "method" match as HAProxy 2.6 does it (checked against it with
+ * GET/get/POST/post/PATCH/patch/PURGE/purge requests): a pattern naming one
+ * of its eight known methods, spelt exactly, matches that method's code;
+ * any other pattern is a token compared with the request's, with case
+ * unless -i. PATCH is no known method there. */
+static void test_method_match(void)
+{
+	static const struct {
+		enum http_meth meth;
+		const char *token;
+		const char *pass, *fail;    /* ';'-separated patterns */
+	} tab[] = {
+		{ HTTP_METH_GET,   "GET",   "GET;GET HEAD;-i GET", "get;-i get;POST" },
+		{ HTTP_METH_OTHER, "get",   "get;-i get", "GET;GET HEAD;-i GET" },
+		{ HTTP_METH_POST,  "POST",  "POST", "post;-i post" },
+		{ HTTP_METH_PATCH, "PATCH", "PATCH;-i patch", "patch" },
+		{ HTTP_METH_OTHER, "patch", "patch;-i patch;-i PATCH", "PATCH" },
+		{ HTTP_METH_OTHER, "PURGE", "PURGE;-i purge", "purge;GET;-i PURGEX" },
+		{ HTTP_METH_OTHER, "purge", "purge;-i PURGE", "PURGE" },
+	};
+	char list[128], words[160];
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		req.meth = tab[i].meth;
+		req.method = (struct ist){ tab[i].token, strlen(tab[i].token) };
+		for (int want = 1; want >= 0; want--) {
+			snprintf(list, sizeof(list), "%s", want ? tab[i].pass : tab[i].fail);
+			for (char *save = NULL, *w = strtok_r(list, ";", &save); w;
+			     w = strtok_r(NULL, ";", &save)) {
+				int failed = t_failed;
+
+				snprintf(words, sizeof(words), "method %s", w);
+				if (want)
+					PASS(words);
+				else
+					FAIL(words);
+				if (t_failed != failed)
+					fprintf(stderr, "  (request method %s)\n", tab[i].token);
+			}
+		}
+	}
+	req.meth = HTTP_METH_POST;
+	req.method = IST("POST");
+}
+
 int main(void)
 {
 	setup();
 	test_methods();
+	test_method_match();
 	test_errors();
 	test_conditions();
 	test_files();
 	test_maps();
 	test_pattern_api();
 	test_cli_api();
+	test_descriptions();
 	test_unique_ids();
 	test_clear_big();
 	test_concurrency();

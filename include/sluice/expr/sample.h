@@ -378,8 +378,8 @@ struct sample_expr {
  * and parentheses; outside single quotes a backslash escapes only a
  * backslash or a quote (\\ \" \'), any other backslash is kept with the
  * character after it (regex and "\1" references pass through) and does not
- * protect a comma or a parenthesis, as HAProxy 2.6 does; blanks are kept. Empty converter names between commas are
- * skipped. Arguments are checked against the keyword's specification and
+ * protect a comma or a parenthesis, as HAProxy 2.6 does; blanks are kept. Commas in a row count as one and a word may end with commas,
+ * but "%[src,]" is "unknown converter ''". Arguments are checked against the keyword's specification and
  * the output type of each step must cast to the input type of the next.
  *
  * Returns the compiled expression, or NULL with a message in <err>

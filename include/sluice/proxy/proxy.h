@@ -247,6 +247,8 @@ int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int 
                      int is_cli, struct list *out, char *err, size_t errlen);
 int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
                        char *err, size_t errlen);
+/* Frees (and unlinks) every bind_conf of <l> (a failed line's). */
+void bind_conf_list_free(struct list *l);
 
 struct proxy *proxy_find(const char *name, unsigned int cap);
 struct server *server_find(const struct proxy *be, const char *name);

@@ -1,0 +1,174 @@
+/* Freeing the configuration (see cfg_free.h).
+ *
+ * Ownership, as the modules that fill a proxy set it:
+ *   - every string of a proxy, server, bind line and rule is its own copy
+ *     (defbe_file included: proxy_inherit() duplicates it);
+ *   - rules (act.c) own their condition and arguments; a condition owns its
+ *     anonymous ACLs and only points to the named ones of px->acls, so rules
+ *     go before the ACL list;
+ *   - ACL terms and map converters hold counted references on pattern
+ *     indexes; pat_refs_free_all() frees whatever is left at the end;
+ *   - an error-page table holds counted references on its replies.
+ *
+ * Single-threaded, before any listener exists or after every thread ended.
+ */
+#include <stdlib.h>
+#include <sluice/cfg/cfg_free.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/expr/acl.h>
+#include <sluice/expr/pattern.h>
+#include <sluice/http/act.h>
+#include <sluice/http/errors.h>
+#include <sluice/http/http_cfg.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/proxy/lb_hash.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+
+static void free_logs(struct list *logs)
+{
+	while (!list_empty(logs)) {
+		struct log_target *t = list_elem(logs->next, struct log_target, list);
+
+		list_del_init(&t->list);
+		log_target_free(t);
+	}
+}
+
+static void free_binds(struct list *binds)
+{
+	while (!list_empty(binds)) {
+		struct bind_conf *bc = list_elem(binds->next, struct bind_conf, list);
+
+		list_del_init(&bc->list);
+		cfg_free_bind_conf(bc);
+	}
+}
+
+void cfg_free_bind_conf(struct bind_conf *bc)
+{
+	if (!bc)
+		return;
+	free(bc->file);
+	free(bc->addr_str);
+	free(bc->name);
+	free(bc);
+}
+
+void cfg_free_server(struct server *srv)
+{
+	if (!srv)
+		return;
+	free(srv->name);
+	free(srv->conf_file);
+	free(srv->addr_str);
+	free(srv->cookie);
+	free(srv->idle);   /* per-thread lists, empty while nothing ran */
+	lock_destroy(&srv->queue.lock);
+	free(srv);
+}
+
+static void free_use_backends(struct list *rules)
+{
+	while (!list_empty(rules)) {
+		struct use_backend_rule *r = list_elem(rules->next, struct use_backend_rule, list);
+
+		list_del_init(&r->list);
+		acl_cond_free(r->cond);
+		if (r->dyn) {
+			lf_free(r->dyn);
+			free(r->dyn);
+		}
+		free(r->name);
+		free(r->file);
+		free(r);
+	}
+}
+
+static void free_rules(struct proxy *px)
+{
+	for (int set = 0; set < ACT_RULESETS; set++)
+		act_free_rules(act_rules_of(px, (enum act_ruleset)set));
+	free_use_backends(&px->use_backends);
+}
+
+static void free_http_settings(struct proxy *px)
+{
+	if (px->errors) {
+		http_errors_deinit(px->errors);
+		free(px->errors);
+	}
+	free(px->monitor_uri);
+	free(px->fwdfor.hdr);
+	free(px->origto.hdr);
+	free(px->unique_id_fmt_str);
+	if (px->unique_id_fmt) {
+		lf_free(px->unique_id_fmt);
+		free(px->unique_id_fmt);
+	}
+	free(px->unique_id_hdr);
+	for (int i = 0; i < px->nreq_cap && i < PX_MAX_CAPTURES; i++)
+		free(px->req_cap[i].name);
+	for (int i = 0; i < px->nres_cap && i < PX_MAX_CAPTURES; i++)
+		free(px->res_cap[i].name);
+	free(px->cookie_name);
+	free(px->cookie_domain);
+	free(px->lb_arg);
+}
+
+void cfg_free_proxy(struct proxy *px)
+{
+	if (!px)
+		return;
+	/* rules first: their conditions point to the named ACLs */
+	free_rules(px);
+	if (px->acls) {
+		acl_list_free(px->acls);
+		free(px->acls);
+	}
+	free_logs(&px->logs);
+	free(px->log_format);
+	lf_free(&px->logfmt);
+	free_binds(&px->binds);
+	for (int i = 0; i < px->nsrv; i++)
+		cfg_free_server(px->srv[i]);
+	free(px->srv);
+	cfg_free_server(px->defsrv);
+	free(px->defbe_name);
+	free(px->defbe_file);   /* each proxy owns its copy */
+	free_http_settings(px);
+	lb_hash_forget(px);      /* a proxy allocated at the same address later
+	                          * must not find its hash settings */
+	lock_destroy(&px->lb_lock);
+	lock_destroy(&px->queue.lock);
+	free(px->name);
+	free(px->conf_file);
+	free(px);
+}
+
+void cfg_free_proxies(void)
+{
+	while (!list_empty(&proxies)) {
+		struct proxy *px = list_elem(proxies.next, struct proxy, list);
+
+		list_del_init(&px->list);
+		cfg_free_proxy(px);
+	}
+}
+
+void cfg_free_all(void)
+{
+	cfg_free_proxies();
+	free_binds(&cli_binds);
+	free_logs(&global.logs);
+	free(global.pidfile);
+	global.pidfile = NULL;
+	free(global.node);
+	global.node = NULL;
+	/* the proxies' error pages borrowed the formats of these sections */
+	http_cfg_free();
+	lb_hash_free_all();
+	/* last: ACL terms and converters of the proxies held references */
+	pat_refs_free_all();
+}
