@@ -1,18 +1,27 @@
 /* json_query(<path>[,<output_type>]): a value out of a JSON document.
  *
  * Paths supported: "$" followed by ".name" (a backslash protects a dot in a
- * name: "$.my\.key"), "['name']" / "[\"name\"]" and "[N]" steps. The value
- * found must be a string (returned unescaped, \uXXXX as UTF-8, surrogate
- * pairs combined), a number (an integer fitting 64 bits gives an integer,
- * any other number its text), true/false (a boolean); objects, arrays and
- * null make the converter fail. With output type "int" the value must be an
- * integer. The document is scanned once without allocation; nesting is
- * limited to JSON_MAX_DEPTH.
+ * name: "$.my\.key"), "['name']" / "[\"name\"]" and "[N]" steps. Results
+ * follow HAProxy 2.6 (checked against it), which users' rules rely on:
+ * - a string is returned unescaped; "\u00XX" gives the single byte 0xXX,
+ *   any other "\uXXXX" (and an unknown escape such as "\/") makes the
+ *   converter fail, as HAProxy decodes no UTF-8;
+ * - true/false give a boolean, with or without "int";
+ * - a number without "int" is read as a double and printed with "%g"
+ *   (1234567 gives "1.23457e+06", 2.50 gives "2.5");
+ * - a number with "int" is its leading integer (2.50 gives 2; "010" is
+ *   octal, as C's strtoll with base 0 reads it), and fails outside
+ *   +/-(2^53 - 1), the integers a JSON double holds exactly;
+ * - "int" on a string leaves the string;
+ * - objects, arrays and null make the converter fail.
+ * The document is scanned once; nesting is limited to JSON_MAX_DEPTH.
  *
  * jwt_header_query([<path>[,<type>]]) and jwt_payload_query(...): the first
  * or second dot-separated part of a JSON Web Token, base64url-decoded,
  * then queried like json_query() when a path is given.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/errmsg.h>
@@ -290,72 +299,122 @@ static int find_step(struct scan *s, const struct json_step *st)
 	}
 }
 
-static int put_utf8(struct sample *smp, unsigned long cp)
+static int hexdigit(char c)
 {
-	unsigned char b[4];
-	size_t n;
-
-	if (cp < 0x80) { b[0] = (unsigned char)cp; n = 1; }
-	else if (cp < 0x800) { b[0] = (unsigned char)(0xc0 | cp >> 6); b[1] = (unsigned char)(0x80 | (cp & 0x3f)); n = 2; }
-	else if (cp < 0x10000) { b[0] = (unsigned char)(0xe0 | cp >> 12); b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)); b[2] = (unsigned char)(0x80 | (cp & 0x3f)); n = 3; }
-	else { b[0] = (unsigned char)(0xf0 | cp >> 18); b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f)); b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)); b[3] = (unsigned char)(0x80 | (cp & 0x3f)); n = 4; }
-	if (smp->data.str.len + n > smp->data.str.size)
-		return 0;
-	memcpy(smp->data.str.ptr + smp->data.str.len, b, n);
-	smp->data.str.len += n;
-	return 1;
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
-static int hex4(const char *p, const char *e, unsigned long *v)
+/* The byte an escape "\<c>..." at <p> (after the backslash) stands for, or
+ * -1 when HAProxy 2.6 refuses it: only \" \\ \b \f \n \r \t and \u00XX
+ * are decoded; <*used> receives the characters read after the backslash. */
+static int unescape_one(const char *p, const char *e, size_t *used)
 {
-	char buf[5];
-	char *end;
+	static const char from[] = "\"\\bfnrt", to[] = "\"\\\b\f\n\r\t";
+	const char *f;
+	int hi, lo;
 
-	if (e - p < 4)
-		return 0;
-	memcpy(buf, p, 4);
-	buf[4] = '\0';
-	*v = strtoul(buf, &end, 16);
-	return end == buf + 4;
+	*used = 1;
+	if (*p == 'u') {
+		if (e - p < 5 || p[1] != '0' || p[2] != '0')
+			return -1;
+		hi = hexdigit(p[3]);
+		lo = hexdigit(p[4]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		*used = 5;
+		return hi << 4 | lo;
+	}
+	f = memchr(from, *p, sizeof(from) - 1);
+	return f ? (unsigned char)to[f - from] : -1;
 }
 
 static int unescape_string(const char *p, const char *e, struct sample *smp)
 {
 	smp_set_trash(smp, SMP_T_STR);
 	for (; p < e; p++) {
-		unsigned long cp = (unsigned char)*p;
+		int c = (unsigned char)*p;
 
 		if (*p == '\\' && p + 1 < e) {
-			p++;
-			switch (*p) {
-			case 'n': cp = '\n'; break;
-			case 't': cp = '\t'; break;
-			case 'r': cp = '\r'; break;
-			case 'b': cp = '\b'; break;
-			case 'f': cp = '\f'; break;
-			case 'u':
-				if (!hex4(p + 1, e, &cp))
-					return 0;
-				p += 4;
-				if (cp >= 0xd800 && cp < 0xdc00 && e - p > 6 && p[1] == '\\' && p[2] == 'u') {
-					unsigned long lo;
+			size_t used;
 
-					if (hex4(p + 3, e, &lo) && lo >= 0xdc00 && lo < 0xe000) {
-						cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-						p += 6;
-					}
-				}
-				break;
-			default: cp = (unsigned char)*p; break;
-			}
-			if (!put_utf8(smp, cp))
+			c = unescape_one(p + 1, e, &used);
+			if (c < 0)
 				return 0;
-			continue;
+			p += used;
 		}
 		if (smp->data.str.len >= smp->data.str.size)
 			return 0;
-		smp->data.str.ptr[smp->data.str.len++] = *p;
+		smp->data.str.ptr[smp->data.str.len++] = (char)c;
 	}
+	return 1;
+}
+
+/* The largest integer a JSON number (an IEEE double) holds exactly. */
+#define JSON_INT_MAX ((1LL << 53) - 1)
+
+/* The end of the JSON number at the start of <p>..<e>, or NULL: an
+ * optional '-', digits (leading zeros allowed), an optional fraction and an
+ * optional exponent. As with HAProxy, what follows it is not looked at. */
+static const char *number_end(const char *p, const char *e)
+{
+	const char *d;
+
+	if (p < e && *p == '-')
+		p++;
+	for (d = p; p < e && *p >= '0' && *p <= '9'; p++)
+		;
+	if (p == d)
+		return NULL;
+	if (p < e && *p == '.')
+		for (p++; p < e && *p >= '0' && *p <= '9'; p++)
+			;
+	if (p < e && (*p == 'e' || *p == 'E')) {
+		d = p++;
+		if (p < e && (*p == '+' || *p == '-'))
+			p++;
+		if (p == e || *p < '0' || *p > '9')
+			return d;          /* "1e" is the number 1 */
+		while (p < e && *p >= '0' && *p <= '9')
+			p++;
+	}
+	return p;
+}
+
+/* A number at <p>: with <want_int> its leading integer, else the
+ * double printed with "%g". The token is copied into a fresh trash buffer
+ * (the input may be one) to be NUL-terminated for strtod/strtoll. */
+static int number_value(const char *p, const char *e, int want_int, struct sample *smp)
+{
+	char txt[64];
+	long long v;
+	size_t len;
+
+	e = number_end(p, e);
+	if (!e)
+		return 0;
+	len = (size_t)(e - p);
+	smp_set_trash(smp, SMP_T_STR);
+	if (len >= smp->data.str.size)
+		return 0;
+	memcpy(smp->data.str.ptr, p, len);
+	smp->data.str.ptr[len] = '\0';
+	if (want_int) {
+		errno = 0;
+		v = strtoll(smp->data.str.ptr, NULL, 0);
+		if (errno || v < -JSON_INT_MAX || v > JSON_INT_MAX)
+			return 0;
+		smp_set_sint(smp, v);
+		return 1;
+	}
+	len = (size_t)snprintf(txt, sizeof(txt), "%g", strtod(smp->data.str.ptr, NULL));
+	memcpy(smp->data.str.ptr, txt, len);
+	smp->data.str.len = len;
 	return 1;
 }
 
@@ -364,7 +423,6 @@ static int smp_conv_json_query(const struct smp_args *args, struct sample *smp, 
 	const struct json_path *jp = args->priv;
 	struct scan s = { smp->data.str.ptr, smp->data.str.ptr + smp->data.str.len };
 	const char *start;
-	int64_t v;
 
 	for (int i = 0; i < jp->nsteps; i++)
 		if (!find_step(&s, &jp->steps[i]))
@@ -373,34 +431,18 @@ static int smp_conv_json_query(const struct smp_args *args, struct sample *smp, 
 	start = s.p;
 	if (s.p >= s.e || !skip_value(&s, 0))
 		return 0;
-	if (*start == '"') {
-		if (jp->want_int)
-			return 0;
+	if (*start == '"')
 		return unescape_string(start + 1, s.p - 1, smp);
-	}
-	if (*start == '{' || *start == '[' || *start == 'n')
-		return 0;
 	if (s.p - start == 4 && memcmp(start, "true", 4) == 0) {
 		smp_set_bool(smp, 1);
-		if (jp->want_int)
-			smp->type = SMP_T_SINT;
 		return 1;
 	}
 	if (s.p - start == 5 && memcmp(start, "false", 5) == 0) {
 		smp_set_bool(smp, 0);
-		if (jp->want_int)
-			smp->type = SMP_T_SINT;
 		return 1;
 	}
-	if (smp_str_to_sint(start, (size_t)(s.p - start), &v)) {
-		smp_set_sint(smp, v);
-		return 1;
-	}
-	if (jp->want_int)
-		return 0;
-	/* other numbers as written, a slice of the input */
-	smp_set_const_str(smp, SMP_T_STR, start, (size_t)(s.p - start));
-	return 1;
+	/* objects, arrays, null and anything else than a number fail */
+	return number_value(start, s.p, jp->want_int, smp);
 }
 
 /* ------------------------------------------------------------------ JWT */

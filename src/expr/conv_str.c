@@ -740,11 +740,17 @@ static int smp_conv_cut_crlf(const struct smp_args *args, struct sample *smp, st
 
 /* ------------------------------------------------------------------ addresses */
 
+/* Only an IPv4-mapped address (::ffff:a.b.c.d, RFC 4291 section 2.5.5.2)
+ * is masked as IPv4, as HAProxy 2.6 does: "::1", "::a.b.c.d" and 6to4
+ * addresses stay IPv6 (smp_ipv6_to_ipv4() also takes those, for matching). */
 static int smp_conv_ipmask(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	struct in_addr a4;
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
-	if (smp->type == SMP_T_IPV6 && smp_ipv6_to_ipv4(&smp->data.ipv6, &a4)) {
+	if (smp->type == SMP_T_IPV6 && memcmp(smp->data.ipv6.s6_addr, v4mapped, 12) == 0) {
+		struct in_addr a4;
+
+		memcpy(&a4.s_addr, &smp->data.ipv6.s6_addr[12], 4);
 		smp->type = SMP_T_IPV4;
 		smp->data.ipv4 = a4;
 	}
@@ -834,23 +840,31 @@ static int check_date_unit(struct smp_args *args, char *err, size_t errlen)
 }
 
 /* IMF-fixdate (RFC 9110 section 5.6.7); the input is in the unit of the
- * second argument (s, ms, us), the offset too. */
+ * second argument (s, ms, us), the offset too. With ms or us the remainder
+ * follows the seconds as HAProxy 2.6 prints it: '.' and the plain number,
+ * unpadded ("01.250", but 1005 ms gives "01.5") and negative for a negative
+ * input. Like HAProxy, the seconds keep their low 55 bits, so a negative
+ * date gives a far future year rather than a failure. */
 static int smp_conv_http_date(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 	static const char mons[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
 	                                  "Aug", "Sep", "Oct", "Nov", "Dec" };
 	int64_t unit = (intptr_t)args->priv ? (intptr_t)args->priv : 1;
-	int64_t v = smp->data.sint + (has_arg(args, 0) ? args->a[0].data.sint : 0);
-	time_t t = (time_t)(v / unit);
+	int64_t v = (int64_t)((uint64_t)smp->data.sint +
+	                      (uint64_t)(has_arg(args, 0) ? args->a[0].data.sint : 0));
+	time_t t = (time_t)((v / unit) & 0x007fffffffffffffLL);
+	char frac[24] = "";
 	struct tm tm;
 
+	if (unit > 1)
+		snprintf(frac, sizeof(frac), ".%d", (int)(v % unit));
 	if (!gmtime_r(&t, &tm))
 		return 0;
 	smp_set_trash(smp, SMP_T_STR);
 	smp->data.str.len = (size_t)snprintf(smp->data.str.ptr, smp->data.str.size,
-		"%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday], tm.tm_mday,
-		mons[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		"%s, %02d %s %04d %02d:%02d:%02d%s GMT", days[tm.tm_wday], tm.tm_mday,
+		mons[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 	return 1;
 }
 

@@ -332,6 +332,29 @@ static int parse_value(enum smp_type t, const char *v, struct sample *out,
 	}
 }
 
+/* HAProxy 2.6 knows eight methods, spelt exactly (PATCH is not one). */
+static int meth_code(const char *name, size_t len)
+{
+	int m = smp_meth_from_str(name, len);
+
+	return m == HTTP_METH_PATCH ? HTTP_METH_OTHER : m;
+}
+
+/* As HAProxy 2.6: a known method matches by its code only ("method -i post"
+ * never matches POST); another token is compared with case unless -i. */
+static int match_meth(const struct sample *s, const struct pat_entry *e, int icase)
+{
+	const struct smp_str *tok = &s->data.meth.str;
+	int code = s->data.meth.meth == HTTP_METH_PATCH ? HTTP_METH_OTHER : (int)s->data.meth.meth;
+
+	if (e->u.meth.meth != HTTP_METH_OTHER || code != HTTP_METH_OTHER)
+		return code == e->u.meth.meth;
+	if (tok->len != e->u.meth.len)
+		return 0;
+	return icase ? strncasecmp(tok->ptr, e->u.meth.ptr, tok->len) == 0
+	             : memcmp(tok->ptr, e->u.meth.ptr, tok->len) == 0;
+}
+
 /* Fills <e> from <key> for the expression's method. */
 static int parse_entry(struct pat_entry *e, const struct pat_expr *x, const char *key,
                        const char *value, int nodns, char *err, size_t errlen)
@@ -371,13 +394,7 @@ static int parse_entry(struct pat_entry *e, const struct pat_expr *x, const char
 	case PAT_MATCH_METH:
 		e->u.meth.ptr = key;
 		e->u.meth.len = len;
-		e->u.meth.meth = HTTP_METH_OTHER;
-		for (int m = HTTP_METH_GET; m <= HTTP_METH_PATCH; m++) {
-			const char *n = smp_meth_name((enum http_meth)m);
-
-			if (n && strcasecmp(n, key) == 0)
-				e->u.meth.meth = m;
-		}
+		e->u.meth.meth = meth_code(key, len);
 		return 0;
 	case PAT_MATCH_DIR:
 		strip_delims(&p, &len, "/");
@@ -1290,11 +1307,7 @@ static struct pat_entry *match_list(const struct pat_expr *x, const struct sampl
 				ok = regex_match(e->u.re, p, len);
 			break;
 		case PAT_MATCH_METH:
-			if (s->data.meth.meth != HTTP_METH_OTHER || e->u.meth.meth != HTTP_METH_OTHER)
-				ok = (int)s->data.meth.meth == e->u.meth.meth;
-			else
-				ok = s->data.meth.str.len == e->u.meth.len &&
-				     strncasecmp(s->data.meth.str.ptr, e->u.meth.ptr, e->u.meth.len) == 0;
+			ok = match_meth(s, e, icase);
 			break;
 		default:
 			break;
