@@ -515,7 +515,7 @@ static int c_meth2bin(struct sample *smp)
 
 static const cast_fn casts[SMP_TYPES][SMP_TYPES] = {
 	/*            ANY     BOOL        SINT       ADDR        IPV4       IPV6        STR         BIN         METH */
-	[SMP_T_BOOL] = { c_none, c_none,     c_none,    NULL,       NULL,      NULL,       c_int2str,  NULL,       NULL },
+	[SMP_T_BOOL] = { c_none, c_none,     c_none,    NULL,       NULL,      NULL,       c_int2str,  c_int2bin,  NULL },
 	[SMP_T_SINT] = { c_none, c_int2bool, c_none,    c_int2ip,   c_int2ip,  c_int2ipv6, c_int2str,  c_int2bin,  NULL },
 	[SMP_T_IPV4] = { c_none, NULL,       c_ip2int,  c_none,     c_none,    c_ip2ipv6,  c_ip2str,   c_addr2bin, NULL },
 	[SMP_T_IPV6] = { c_none, NULL,       NULL,      c_none,     c_ipv62ip, c_none,     c_ipv62str, c_addr2bin, NULL },

@@ -97,7 +97,7 @@ const char *smp_type_name(enum smp_type t);
 /* Casts (the HAProxy cast table; "-" not castable):
  *
  *   from \ to  BOOL  SINT  IPV4  IPV6  STR   BIN   METH
- *   BOOL       =     0/1   -     -     "0/1" -     -
+ *   BOOL       =     0/1   -     -     "0/1" 8B BE -
  *   SINT       !=0   =     ipv4  ::ffff -    dec   8B BE -
  *   IPV4       -     u32   =     ::ffff dot  4B    -
  *   IPV6       -     -     mapped =    text  16B   -
