@@ -24,6 +24,7 @@
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
 
 extern char **environ;
@@ -368,10 +369,10 @@ static void stat_server(struct cli_out *out, struct proxy *be, struct server *s,
 	}
 	if (level >= CLI_LEVEL_OPERATOR)
 		row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
-	row_set(&r, ST_SRV_ICUR, "0");
+	row_set(&r, ST_SRV_ICUR, "%d", srv_idle_count(s));
 	row_set(&r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
 	row_set(&r, ST_IDLE_CONN_CUR, "%d", atomic_load(&s->idle_conns));
-	row_set(&r, ST_SAFE_CONN_CUR, "0");
+	row_set(&r, ST_SAFE_CONN_CUR, "%d", atomic_load(&s->safe_conns));
 	row_set(&r, ST_NEED_CONN_EST, "0");
 	row_set(&r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
 	row_http(&r, be, &s->cnt, 2);

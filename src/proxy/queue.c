@@ -378,6 +378,7 @@ static void tree_remove(struct queue *q, struct pendconn *p)
 static void queue_link(struct queue *q, struct pendconn *p, int fresh)
 {
 	p->seq = q->seq++;
+	p->enq_idx = q->idx;
 	if (fresh && !p->prio_class && !p->prio_offset_ms) {
 		p->in_tree = 0;
 		list_append(&q->fifo, &p->link);
@@ -390,12 +391,18 @@ static void queue_link(struct queue *q, struct pendconn *p, int fresh)
 }
 
 /* Removes <p> from <q>. Lock held; the caller updates p->q. */
+/* Every departure (hand-over, abort, timeout, move) counts in q->idx, so
+ * that a waiter's position is the number of departures from its queue
+ * while it waited, its own included: HAProxy's %sq / %bq. */
 static void queue_unlink(struct queue *q, struct pendconn *p)
 {
 	if (p->in_tree)
 		tree_remove(q, p);
 	list_del_init(&p->link);
 	atomic_fetch_sub(&q->len, 1);
+	q->idx++;
+	p->pos = (int)(q->idx - p->enq_idx);
+	p->pos_from = q;
 }
 
 /* The waiter <q> serves next: the better of the FIFO's head and the

@@ -24,7 +24,7 @@ struct idle_conn {
 	struct conn c;
 	struct task *task;
 	struct server *srv;
-	int reused;
+	int reqs;            /* requests it carried: 2 or more makes it "safe" */
 };
 
 static struct srv_idle_list *idle_list(struct server *srv)
@@ -51,7 +51,7 @@ static void idle_conn_free(struct idle_conn *ic, int close_it)
 
 	list_del_init(&ic->list);
 	l->count--;
-	atomic_fetch_sub(&ic->srv->idle_conns, 1);
+	atomic_fetch_sub(ic->reqs >= 2 ? &ic->srv->safe_conns : &ic->srv->idle_conns, 1);
 	if (close_it)
 		conn_close(&ic->c);
 	task_destroy(ic->task);
@@ -83,7 +83,7 @@ static int idle_cap(const struct server *srv)
 	return (atomic_load(&((struct server *)srv)->used_conns) + nbt - 1) / nbt + 4;
 }
 
-int srv_idle_put(struct server *srv, struct conn *c, int reused)
+int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 {
 	struct srv_idle_list *l;
 	struct idle_conn *ic;
@@ -105,16 +105,17 @@ int srv_idle_put(struct server *srv, struct conn *c, int reused)
 		return -1;
 	}
 	ic->srv = srv;
-	ic->reused = reused;
+	ic->reqs = reqs;
 	list_insert(&l->head, &ic->list);
 	l->count++;
-	atomic_fetch_add(&srv->idle_conns, 1);
+	atomic_fetch_add(reqs >= 2 ? &srv->safe_conns : &srv->idle_conns, 1);
 	task_set_expire(ic->task, th_ctx->now_ms + (uint64_t)(srv->pool_purge_delay > 0 ?
 	                                                      srv->pool_purge_delay : 1));
 	return 0;
 }
 
-int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_reused)
+int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_safe,
+                  int *reqs)
 {
 	struct srv_idle_list *l;
 	struct list *pos;
@@ -125,7 +126,7 @@ int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only
 	for (pos = l->head.next; pos != &l->head; pos = pos->next) {
 		struct idle_conn *ic = list_elem(pos, struct idle_conn, list);
 
-		if (only_reused && !ic->reused)
+		if (only_safe && ic->reqs < 2)
 			continue;
 		if (ic->c.flags & (CONN_F_RD_READY | CONN_F_HUP | CONN_F_ERROR)) {
 			/* its task will close it */
@@ -133,6 +134,7 @@ int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only
 		}
 		if (conn_move(dst, &ic->c, t, 0) < 0)
 			return 0;
+		*reqs = ic->reqs;
 		idle_conn_free(ic, 0);
 		return 1;
 	}
@@ -141,5 +143,7 @@ int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only
 
 int srv_idle_count(const struct server *srv)
 {
-	return atomic_load(&((struct server *)srv)->idle_conns);
+	struct server *sv = (struct server *)srv;
+
+	return atomic_load(&sv->idle_conns) + atomic_load(&sv->safe_conns);
 }

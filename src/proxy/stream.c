@@ -232,6 +232,19 @@ fail:
  * queue_add() to the hand-over (both stamped by queue.c), goes into that
  * queue's histogram and the server's. Streams that never queued record
  * nothing there. */
+/* %sq / %bq: the stream's position when it left its queue. */
+static void stream_record_queue_pos(struct stream *s)
+{
+	const struct pendconn *p = &s->pend;
+
+	if (!p->pos_from)
+		return;
+	if (s->srv && p->pos_from == &s->srv->queue)
+		s->srv_queue_len = p->pos;
+	else
+		s->be_queue_len = p->pos;
+}
+
 static void stream_record_queue_wait(struct stream *s)
 {
 	const struct pendconn *p = &s->pend;
@@ -467,8 +480,8 @@ void do_assign(struct stream *s)
 		return;
 	case LB_QUEUE_SRV:
 	case LB_QUEUE_BE:
-		s->srv_queue_len = r == LB_QUEUE_SRV ? atomic_load(&srv->queue.len) : 0;
-		s->be_queue_len = atomic_load(&s->be->queue.len);
+		s->srv_queue_len = s->be_queue_len = 0;   /* set when it leaves */
+		s->pend.pos_from = NULL;
 		s->queue_ms = th_ctx->now_ms;
 		s->st = SST_QUEUED;
 		/* read by other threads while it waits: set before queueing */
@@ -499,6 +512,7 @@ void do_queued(struct stream *s)
 		srv = stream_leave_queue(s);
 		if (srv)
 			srv_release_slot(srv);
+		stream_record_queue_pos(s);
 		stream_abort(s, 'C', 'Q');
 		return;
 	} else if (s->queue_exp && th_ctx->now_ms >= s->queue_exp) {
@@ -510,6 +524,7 @@ void do_queued(struct stream *s)
 		if (!srv) {
 			s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
 			CNT_INC(s->be->be_cnt.failed_conns);
+			stream_record_queue_pos(s);
 			stream_abort(s, 's', 'Q');
 			return;
 		}
@@ -517,6 +532,7 @@ void do_queued(struct stream *s)
 		return;
 	}
 	stream_record_queue_wait(s);
+	stream_record_queue_pos(s);
 	s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
 	s->queue_exp = 0;
 	got_server(s, srv);
@@ -589,6 +605,7 @@ void do_connect(struct stream *s)
 	s->connect_ms = th_ctx->now_ms;
 	if (s->txn && http_reuse_conn(s))
 		return;
+	s->sc_reqs = 1;
 	atomic_fetch_add(&srv->used_conns, 1);
 	CNT_INC(srv->cnt.connect);
 	CNT_INC(s->be->be_cnt.connect);

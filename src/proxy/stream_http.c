@@ -1009,8 +1009,15 @@ static int monitor_hit(const struct stream *s)
 	if (!mu)
 		return 0;
 	l = strlen(mu);
-	if (mu[0] == '/')
-		target = http_uri_path(target);
+	if (mu[0] == '/' && target.len && target.ptr[0] != '/') {
+		/* an absolute-form target: compare what follows its authority
+		 * (HAProxy 2.6 compares an origin-form target whole, query
+		 * included) */
+		struct ist path = http_uri_path(target);
+
+		target.len -= (size_t)(path.ptr - target.ptr);
+		target.ptr = path.ptr;
+	}
 	return target.len == l && memcmp(target.ptr, mu, l) == 0;
 }
 
@@ -1067,6 +1074,8 @@ static void http_analyze(struct stream *s, int final)
 		s->persist_srv = http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term,
 		                                       &t->ck);
 		t->srv_from_cookie = s->persist_srv != NULL;
+		if (!(s->be->cookie_opts & (PX_CK_INSERT | PX_CK_REWRITE | PX_CK_PREFIX)))
+			t->cookie_term[0] = 0;   /* passive cookie: %tsc shows nothing, as HAProxy */
 	}
 	if (request_emit_head(s) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_rewrites);
@@ -1289,6 +1298,15 @@ static void http_body_wait(struct stream *s)
 	if (!c.req_body_complete && s->req.data < s->req.size - HTTP_RESERVE &&
 	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
 		return;
+	if (!c.req_body_complete && !s->txn->resume && s->http_exp && now_ms() >= s->http_exp &&
+	    s->req.data < s->req.size - HTTP_RESERVE) {
+		/* http-buffer-request: the body did not come within timeout
+		 * http-request (wait-for-body goes on with what it has) */
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		s->txn->flags |= TX_F_CLI_CLOSE;
+		reply_start(s, 408, NULL, 'c', 'R');
+		return;
+	}
 	s->st = SST_HTTP_WAIT_REQ;   /* the analysis sets the next state */
 	http_analyze(s, 1);
 	if (s->st == SST_HTTP_BODY_WAIT)
@@ -1513,6 +1531,7 @@ static int response_parsed(struct stream *s)
 		if (rc == -1)
 			return 1;   /* replaced by a local reply: parse it instead */
 		if (s->be->cookie_name &&
+		    (s->be->cookie_opts & (PX_CK_INSERT | PX_CK_REWRITE | PX_CK_PREFIX)) &&
 		    http_cookie_response_ex(s->be, s->srv, t->srv_from_cookie, m, &t->res_edit,
 		                            t->cookie_term, &t->ck) < 0) {
 			CNT_INC(s->be->be_cnt.failed_rewrites);
@@ -1800,8 +1819,10 @@ static void keep_or_close_server_conn(struct stream *s)
 		return;   /* untouched kept connection: stays */
 	if (!conn_is_open(&s->sc))
 		return;
+	if (s->srv && s->srv->pool_max_conn == 0)
+		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
 	if (reusable && (t->flags & TX_F_CLI_CLOSE) && s->be->http_reuse != PX_REUSE_NEVER &&
-	    srv_idle_put(s->srv, &s->sc, 1) == 0) {
+	    srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
 		atomic_fetch_sub(&s->srv->used_conns, 1);
 		conn_init(&s->sc, s->task);
 		s->sc_srv = NULL;
@@ -1974,14 +1995,15 @@ int http_reuse_conn(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	enum px_http_reuse mode = s->be->http_reuse;
-	int got = 0;
+	int got = 0, reqs = 0;
 
 	if (conn_is_open(&s->sc)) {
 		if (s->sc_srv == s->srv) {
 			got = 1;
+			reqs = s->sc_reqs;
 		} else {
 			/* kept for another server: pool it, or close it */
-			if (mode == PX_REUSE_NEVER || srv_idle_put(s->sc_srv, &s->sc, 1) < 0)
+			if (mode == PX_REUSE_NEVER || srv_idle_put(s->sc_srv, &s->sc, s->sc_reqs) < 0)
 				conn_close(&s->sc);
 			atomic_fetch_sub(&s->sc_srv->used_conns, 1);
 			conn_init(&s->sc, s->task);
@@ -1991,12 +2013,13 @@ int http_reuse_conn(struct stream *s)
 	if (!got && mode != PX_REUSE_NEVER &&
 	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
 	    srv_idle_take(s->srv, &s->sc, s->task,
-	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ))) {
+	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs)) {
 		atomic_fetch_add(&s->srv->used_conns, 1);
 		got = 1;
 	}
 	if (!got)
 		return 0;
+	s->sc_reqs = reqs + 1;
 	s->sc_srv = NULL;
 	s->http_flags |= SF_SC_REUSED;
 	CNT_INC(s->srv->cnt.reuse);
@@ -2030,7 +2053,8 @@ void http_stream_release(struct stream *s)
 		struct server *sv = s->sc_srv;
 
 		atomic_fetch_sub(&sv->used_conns, 1);
-		if (s->fe->http_reuse == PX_REUSE_NEVER || srv_idle_put(sv, &s->sc, 1) < 0)
+		/* http-reuse never: connections stay private to their client */
+		if (sv->be->http_reuse == PX_REUSE_NEVER || srv_idle_put(sv, &s->sc, s->sc_reqs) < 0)
 			conn_close(&s->sc);
 		conn_init(&s->sc, s->task);
 		s->sc_srv = NULL;

@@ -31,6 +31,7 @@ struct queue {
 	struct list tree_arrivals; /* the tree's waiters, by entry (lock) */
 	int64_t clock_ms;        /* latest arrival date given (lock) */
 	uint64_t seq;            /* next entry number (lock) */
+	uint64_t idx;            /* departures so far (lock) */
 	_Atomic int len;         /* written under lock, read racily */
 	_Atomic uint64_t cum;    /* streams that ever queued here */
 	struct hist wait_hist;   /* us from queueing to a slot, of the streams
@@ -65,6 +66,9 @@ struct pendconn {
 	uint64_t seq;            /* arrival order among equal keys */
 	uint64_t enq_ns;         /* first entered a queue (monotonic ns) */
 	uint64_t slot_ns;        /* was handed a slot */
+	uint64_t enq_idx;        /* q->idx when it entered its queue (lock) */
+	int pos;                 /* departures while it waited, own included (lock) */
+	struct queue *pos_from;  /* the queue <pos> is about (lock) */
 };
 
 void queue_init(struct queue *q);

@@ -51,7 +51,8 @@ struct server {
 	int pool_max_conn;       /* idle connections kept, -1 unlimited (per thread) */
 	int pool_purge_delay;    /* ms an idle connection is kept */
 	struct srv_idle_list *idle;   /* per-thread idle connections (srv_idle.c) */
-	_Atomic int idle_conns;  /* idle connections, all threads (display) */
+	_Atomic int idle_conns;  /* pooled connections that carried one request */
+	_Atomic int safe_conns;  /* pooled connections that carried more (display) */
 	int rr_static_pos;
 };
 

@@ -15,15 +15,18 @@ struct server;
 struct task;
 
 /* Moves the open connection <c> into <srv>'s idle list of the calling
- * thread (<c> is left closed, without closing the socket). <reused>: it
- * already carried a request (http-reuse aggressive). Returns 0, or -1 when
- * the pool is full or disabled: <c> is untouched and the caller closes it. */
-int  srv_idle_put(struct server *srv, struct conn *c, int reused);
+ * thread (<c> is left closed, without closing the socket). <reqs>: the
+ * requests it carried; from 2 on it is "safe" (proved it can be reused:
+ * http-reuse aggressive, show stat safe_conn_cur), else "idle". Returns 0,
+ * or -1 when the pool is full or disabled: <c> is untouched and the caller
+ * closes it. */
+int  srv_idle_put(struct server *srv, struct conn *c, int reqs);
 /* Takes an idle connection of <srv> for the calling thread into <dst>,
- * whose I/O events will wake <t>. <only_reused>: only one that already
- * carried a request. Returns 1 if one was taken, 0 otherwise. */
-int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_reused);
-/* Idle connections of <srv>, all threads (racy read, display). */
+ * whose I/O events will wake <t>. <only_safe>: only a safe one. Returns 1
+ * with *reqs set if one was taken, 0 otherwise. */
+int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_safe,
+                   int *reqs);
+/* Idle and safe connections of <srv>, all threads (racy read, display). */
 int  srv_idle_count(const struct server *srv);
 
 #endif

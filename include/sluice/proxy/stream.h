@@ -75,6 +75,7 @@ struct stream {
 	struct var_store vars_sess;    /* sess.* variables */
 	struct var_store vars_txn;     /* txn.* variables of a TCP stream (HTTP: the txn's) */
 	unsigned int http_flags;   /* SF_* below */
+	int sc_reqs;               /* requests carried by the server connection */
 	struct server *sc_srv;     /* server of the kept server connection (idle
 	                            * between transactions), or NULL */
 	uint64_t req_fwd, res_fwd; /* bytes at the head of req/res approved for
