@@ -209,15 +209,73 @@ static int fmt_check_use(const char *text, unsigned int avail, char *err, size_t
 	return 0;
 }
 
+/* What a %[sample] gives goes into a rule's value with its control
+ * characters written as %XX (bytes below 0x20 but TAB, and DEL), as HAProxy
+ * 2.6 does in HTTP formats: a url_dec'd CR LF cannot split a header or a
+ * reply, and a NUL does not cut the value. '%', quotes, TAB and bytes from
+ * 0x80 stay as they are. The log-format renderer prints a sample's string
+ * up to its first NUL, so the escaping must happen before it: rule formats
+ * are compiled with this internal converter appended to each %[expr]
+ * (fmt_no_dash()). The leading '_' keeps it out of HAProxy's namespace. */
+#define ACT_ESC_CONV "_rule_fmt_escape"
+
+static int conv_rule_escape(const struct smp_args *, struct sample *, struct smp_ctx *);
+
+static const struct smp_conv_kw act_convs[] = {
+	{ ACT_ESC_CONV, conv_rule_escape, { 0 }, 0, NULL, SMP_T_STR, SMP_T_STR },
+	{ NULL }
+};
+SMP_REGISTER_CONVS(act_convs)
+
+static int esc_needed(unsigned char c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+/* Cut where the scratch buffer ends, as a rendered format is. */
+static int conv_rule_escape(const struct smp_args *args, struct sample *smp,
+                            struct smp_ctx *ctx)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct smp_str in = smp->data.str;
+	size_t i = 0, n = 0;
+	char *out;
+
+	while (i < in.len && !esc_needed((unsigned char)in.ptr[i]))
+		i++;
+	if (i == in.len)
+		return 1;            /* nothing to escape: no copy */
+	smp_set_trash(smp, SMP_T_STR);
+	out = smp->data.str.ptr;
+	for (i = 0; i < in.len; i++) {
+		unsigned char c = (unsigned char)in.ptr[i];
+
+		if (!esc_needed(c)) {
+			if (n + 1 > smp->data.str.size)
+				break;
+			out[n++] = (char)c;
+			continue;
+		}
+		if (n + 3 > smp->data.str.size)
+			break;
+		out[n++] = '%';
+		out[n++] = hex[c >> 4];
+		out[n++] = hex[c & 15];
+	}
+	smp->data.str.len = n;
+	return 1;
+}
+
 /* Rules print nothing for a sample without value where log lines print
  * "-" (HAProxy compiles rule formats without LOG_OPT_MANDATORY): every
  * variable gets a leading "-M" flag, which the user's own flags follow and
- * may override. "%%" stays as it is. */
+ * may override. "%%" stays as it is. Each %[expr] also gets the escaping
+ * converter above as its last step, unless <escape> is 0. */
 /* After a '%' (and its flags being copied): when a "[expr]" follows the
  * flags, copies it whole (brackets nested, quotes respected) so that no
- * flag is inserted inside a sample expression. Returns the last byte
- * consumed. */
-static const char *copy_sample_expr(const char *p, char *out, size_t *n)
+ * flag is inserted inside a sample expression, with ACT_ESC_CONV added
+ * before its closing bracket if <escape>. Returns the last byte consumed. */
+static const char *copy_sample_expr(const char *p, char *out, size_t *n, int escape)
 {
 	const char *q = p + 1;
 	int depth = 0;
@@ -234,6 +292,10 @@ static const char *copy_sample_expr(const char *p, char *out, size_t *n)
 	if (*q != '[')
 		return *p == '{' ? q - 1 : p;
 	for (; *q; q++) {
+		if (escape && !quote && *q == ']' && depth == 1) {
+			memcpy(out + *n, "," ACT_ESC_CONV, sizeof(ACT_ESC_CONV));
+			*n += sizeof(ACT_ESC_CONV);
+		}
 		out[(*n)++] = *q;
 		if (quote) {
 			if (*q == '\\' && q[1])
@@ -251,12 +313,16 @@ static const char *copy_sample_expr(const char *p, char *out, size_t *n)
 	return q - 1;
 }
 
-static char *fmt_no_dash(const char *text)
+static char *fmt_no_dash(const char *text, int escape)
 {
-	size_t len = strlen(text), n = 0;
-	char *out = malloc(len * 4 + 1);   /* at most "%{-M}" per '%' */
+	size_t len = strlen(text), n = 0, pct = 0;
 	const char *p;
+	char *out;
 
+	for (p = text; *p; p++)
+		pct += *p == '%';
+	/* at most "{-M}" and ",<converter>" per '%' */
+	out = malloc(len + pct * (4 + sizeof(ACT_ESC_CONV)) + 1);
 	if (!out)
 		return NULL;
 	for (p = text; *p; p++) {
@@ -275,7 +341,7 @@ static char *fmt_no_dash(const char *text)
 			memcpy(out + n, "{-M}", 4);
 			n += 4;
 		}
-		p = copy_sample_expr(p, out, &n);
+		p = copy_sample_expr(p, out, &n, escape);
 	}
 	out[n] = '\0';
 	return out;
@@ -283,6 +349,12 @@ static char *fmt_no_dash(const char *text)
 
 int act_fmt_parse(struct act_fmt *f, const char *text, const struct act_rule *r,
                   char *err, size_t errlen)
+{
+	return act_fmt_parse_opt(f, text, r, 1, err, errlen);
+}
+
+int act_fmt_parse_opt(struct act_fmt *f, const char *text, const struct act_rule *r,
+                      int escape, char *err, size_t errlen)
 {
 	char *full;
 	int rc;
@@ -297,7 +369,7 @@ int act_fmt_parse(struct act_fmt *f, const char *text, const struct act_rule *r,
 	if (fmt_check_use(text, act_avail(r->set), err, errlen) < 0)
 		goto fail;
 	f->lf = calloc(1, sizeof(*f->lf));
-	full = fmt_no_dash(text);
+	full = fmt_no_dash(text, escape);
 	if (!f->lf || !full) {
 		free(full);
 		errmsg_set(err, errlen, "out of memory");
@@ -499,45 +571,101 @@ static int unknown_action(enum act_ruleset set, const char *word, char *err, siz
 	return -1;
 }
 
-/* Names the first ACL of a condition whose data the rule set never has. Each
- * term is compiled alone to learn what it uses: named ACLs as "acl 'name'",
- * anonymous ones by their criterion. */
-static int cond_check_terms(struct proxy *px, char **args, int nargs, unsigned int avail,
-                            const char *file, int line, char *err, size_t errlen)
+/* SMP_USE_* bits of <use> the rule set never offers. */
+static unsigned int use_missing(unsigned int use, unsigned int avail)
+{
+	return use & ~avail & ~SMP_USE_INTRN;
+}
+
+/* The first term of a condition whose data the rule set never has. Each
+ * term is compiled alone to learn what it uses: a named ACL gives its name
+ * (*anonymous 0), an anonymous one its keyword without arguments. Returns
+ * 1 if one was found. */
+static int cond_find_unusable(struct proxy *px, char **args, int nargs, unsigned int avail,
+                              const char *file, int line, char *name, size_t room,
+                              int *anonymous)
 {
 	for (int i = 1; i < nargs; i++) {
-		char *sub[CFG_MAX_ARGS + 3], what[160];
-		const char *w = args[i];
+		char *sub[CFG_MAX_ARGS + 3], err[256];
+		const char *w = args[i], *kw = w;
 		struct acl_cond *c;
-		int n = 0, rc;
+		int n = 0, bad;
 
 		if (!strcmp(w, "or") || !strcmp(w, "||") || !strcmp(w, "!"))
 			continue;
 		sub[n++] = "if";
-		if (!strcmp(w, "{") || !strcmp(w, "!{")) {
+		*anonymous = !strcmp(w, "{") || !strcmp(w, "!{");
+		if (*anonymous) {
 			int j = i + 1;
 
 			sub[n++] = "{";
 			while (j < nargs && strcmp(args[j], "}") != 0 && n < CFG_MAX_ARGS)
 				sub[n++] = args[j++];
 			sub[n++] = "}";
-			snprintf(what, sizeof(what), "%s", i + 1 < nargs ? args[i + 1] : "");
+			kw = i + 1 < nargs ? args[i + 1] : "";
 			i = j;
 		} else {
 			if (*w == '!')
 				w++;
 			sub[n++] = (char *)w;
-			snprintf(what, sizeof(what), "acl %s", w);
+			kw = w;
 		}
-		c = acl_cond_parse(sub, n, px->acls, file, line, err, errlen);
+		c = acl_cond_parse(sub, n, px->acls, file, line, err, sizeof(err));
 		if (!c)
 			continue;
-		rc = smp_check_use(acl_cond_use(c), avail, what, err, errlen);
+		bad = use_missing(acl_cond_use(c), avail) != 0;
 		acl_cond_free(c);
-		if (rc < 0)
-			return -1;
+		if (bad) {
+			snprintf(name, room, "%.*s", (int)(*anonymous ? strcspn(kw, "(,") :
+			                                   strlen(kw)), kw);
+			return 1;
+		}
 	}
 	return 0;
+}
+
+/* How HAProxy names the place a condition is checked at, for its warning:
+ * "frontend http-response header rule". */
+static void cond_place(const struct proxy *px, enum act_ruleset set, char *out, size_t room)
+{
+	static const char *const what[ACT_RULESETS] = {
+		[ACT_HTTP_REQ] = "http-request header", [ACT_HTTP_RES] = "http-response header",
+		[ACT_HTTP_AFTER] = "http-response header",
+		[ACT_TCP_REQ_CONN] = "tcp-request connection",
+		[ACT_TCP_REQ_SESS] = "tcp-request session",
+		[ACT_TCP_REQ_CONT] = "tcp-request content",
+		[ACT_TCP_RES_CONT] = "tcp-response content",
+	};
+	int response = set == ACT_HTTP_RES || set == ACT_HTTP_AFTER || set == ACT_TCP_RES_CONT;
+	unsigned int first = response ? PX_CAP_BE : PX_CAP_FE;
+	int fe = (px->cap & first) ? !response : response;
+
+	snprintf(out, room, "%s %s rule", fe ? "frontend" : "backend", what[set]);
+}
+
+/* A condition on data the rule set never has is accepted with a warning,
+ * as HAProxy does: such a fetch fails at run time (act_exec() restricts
+ * the sample context to the rule set's data), so the ACL never matches. A
+ * value (set-header %[res.hdr(x)] on requests) stays an error. */
+static void cond_warn_unusable(struct proxy *px, const struct act_rule *r, char **args,
+                               int nargs, unsigned int avail)
+{
+	char name[128], place[96], in[64] = "";
+	int anonymous = 0;
+
+	cond_place(px, r->set, place, sizeof(place));
+	if (r->set >= ACT_TCP_REQ_CONN)
+		snprintf(in, sizeof(in), " in '%s'", ruleset_names[r->set]);
+	if (!cond_find_unusable(px, args, nargs, avail, r->file, r->line, name, sizeof(name),
+	                        &anonymous))
+		cfg_warning(r->file, r->line, "condition involves keywords which are incompatible "
+		            "with '%s'", place);
+	else if (anonymous)
+		cfg_warning(r->file, r->line, "anonymous acl will never match%s because it uses "
+		            "keyword '%s' which is incompatible with '%s'", in, name, place);
+	else
+		cfg_warning(r->file, r->line, "acl '%s' involves keywords which are incompatible "
+		            "with '%s' (they never match there)", name, place);
 }
 
 static int rule_cond_parse(struct act_rule *r, struct proxy *px, char **args, int nargs,
@@ -548,11 +676,9 @@ static int rule_cond_parse(struct act_rule *r, struct proxy *px, char **args, in
 	r->cond = acl_cond_parse(args, nargs, px->acls, r->file, r->line, err, errlen);
 	if (!r->cond)
 		return -1;
-	if (smp_check_use(acl_cond_use(r->cond), avail, "condition", err, errlen) == 0)
-		return 0;
-	if (cond_check_terms(px, args, nargs, avail, r->file, r->line, err, errlen) == 0)
-		smp_check_use(acl_cond_use(r->cond), avail, "condition", err, errlen);
-	return -1;
+	if (use_missing(acl_cond_use(r->cond), avail))
+		cond_warn_unusable(px, r, args, nargs, avail);
+	return 0;
 }
 
 static void rule_free(struct act_rule *r)
@@ -601,6 +727,15 @@ static int rule_parse(struct proxy *px, enum act_ruleset set, char **args, int n
 	struct act_rule *r;
 	int cond_at = 1;
 
+	/* an empty word ends the arguments, as in HAProxy's parser: what
+	 * follows, a condition too, is not read (HAProxy says nothing) */
+	for (int i = 0; i < nargs; i++)
+		if (!*args[i]) {
+			if (i + 1 < nargs)
+				cfg_warning(file, line, "empty argument: '%s' and what follows it are "
+				            "ignored, as HAProxy does", args[i + 1]);
+			nargs = i;
+		}
 	if (nargs < 1 || !*args[0])
 		return unknown_action(set, "", err, errlen);
 	kw = act_kw_find(set, args[0]);
@@ -758,6 +893,25 @@ static int kw_declare_capture(struct cfg_ctx *ctx, char **args, int nargs, char 
 /* Run time                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The fetches of a condition see only the data of the rule set: one the
+ * configuration was warned about fails, and its ACL does not match. */
+static enum acl_test_res rule_cond_eval(const struct act_rule *r, struct act_env *env)
+{
+	struct smp_ctx *ctx = env->smp;
+	unsigned int saved;
+	enum acl_test_res res;
+
+	if (!ctx)
+		return ACL_TEST_FAIL;
+	saved = ctx->avail;
+	ctx->avail = act_avail(r->set) & (saved ? saved : SMP_USE_ALL);
+	if (!ctx->avail)
+		ctx->avail = SMP_USE_INTRN;   /* 0 would mean "everything" */
+	res = acl_cond_eval(r->cond, ctx);
+	ctx->avail = saved;
+	return res;
+}
+
 enum act_verdict act_exec(struct list *rules, struct act_env *env)
 {
 	struct list *pos = env->resume ? env->resume : rules->next;
@@ -769,8 +923,7 @@ enum act_verdict act_exec(struct list *rules, struct act_env *env)
 		enum act_verdict v;
 
 		if (r->cond) {
-			enum acl_test_res res = env->smp ? acl_cond_eval(r->cond, env->smp) :
-			                        ACL_TEST_FAIL;
+			enum acl_test_res res = rule_cond_eval(r, env);
 
 			if (res == ACL_TEST_MISS && !env->smp->final) {
 				env->resume = pos;

@@ -178,9 +178,9 @@ static int parse_del_hdr(struct act_rule *r, struct proxy *px, char **args, int 
 	if (nargs == 3)
 		a->match = methods[i].m;
 	if (a->match == HTTP_MATCH_CB) {
-		/* names keep their case here, where HAProxy lowers them:
-		 * ignoring case matches what an HAProxy pattern matches */
-		a->re = regex_compile(args[0], 1, err, errlen);
+		/* HAProxy runs the regex, case-sensitive, on the lower-case
+		 * name it stores: name_regex_match() lowers ours first */
+		a->re = regex_compile(args[0], 0, err, errlen);
 		return a->re ? 0 : -1;
 	}
 	a->name = strdup(args[0]);
@@ -188,9 +188,19 @@ static int parse_del_hdr(struct act_rule *r, struct proxy *px, char **args, int 
 	return a->name ? 0 : errmsg_set(err, errlen, "out of memory");
 }
 
+/* Names keep their case in our messages; HAProxy's are lower-case, so "^x-"
+ * matches X-Foo there and "^X-" matches nothing. A name too long for the
+ * buffer (never seen in practice) is matched as it is. */
 static int name_regex_match(void *arg, struct ist name)
 {
-	return regex_match(arg, name.ptr, name.len);
+	char low[1024];
+
+	if (name.len > sizeof(low))
+		return regex_match(arg, name.ptr, name.len);
+	for (size_t i = 0; i < name.len; i++)
+		low[i] = (name.ptr[i] >= 'A' && name.ptr[i] <= 'Z') ? (char)(name.ptr[i] + 32) :
+		         name.ptr[i];
+	return regex_match(arg, low, name.len);
 }
 
 static enum act_verdict exec_del_hdr(const struct act_rule *r, struct act_env *env)

@@ -28,9 +28,15 @@ struct act_fmt {
 unsigned int act_avail(enum act_ruleset set);
 
 /* Compiles <text> for rule <r>: refuses a %[sample] whose data the rule set
- * never has, naming it. Returns 0 or -1 with a message. */
+ * never has, naming it. What a %[sample] gives is written with its control
+ * characters as %XX (bytes below 0x20 but TAB, and DEL; a NUL does not cut
+ * it), as HAProxy's HTTP formats do. Returns 0 or -1 with a message. */
 int act_fmt_parse(struct act_fmt *f, const char *text, const struct act_rule *r,
                   char *err, size_t errlen);
+/* The same, with <escape> 0 for the formats HAProxy renders raw (set-var-fmt:
+ * control characters kept, the sample cut at its first NUL). */
+int act_fmt_parse_opt(struct act_fmt *f, const char *text, const struct act_rule *r,
+                      int escape, char *err, size_t errlen);
 /* Renders into <out> (NUL-terminated, cut to <room>). Returns the length. */
 size_t act_fmt_render(const struct act_fmt *f, struct act_env *env, char *out, size_t room);
 void act_fmt_free(struct act_fmt *f);

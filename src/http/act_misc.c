@@ -329,8 +329,10 @@ static int parse_set_var(struct act_rule *r, struct proxy *px, char **args, int 
 		return -1;
 	if (nargs != 1)
 		return act_err_nargs(err, errlen, 1, v->is_fmt ? "<fmt>" : "<expr>");
+	/* HAProxy renders set-var-fmt without the HTTP escaping of the
+	 * other rule formats */
 	if (v->is_fmt)
-		return act_fmt_parse(&v->fmt, args[0], r, err, errlen);
+		return act_fmt_parse_opt(&v->fmt, args[0], r, 0, err, errlen);
 	v->expr = act_expr_parse(args[0], r, err, errlen);
 	return v->expr ? 0 : -1;
 }

@@ -415,8 +415,9 @@ static enum act_verdict exec_return(const struct act_rule *r, struct act_env *en
 	if (n < 0)
 		return ACT_V_ERROR;
 	env->reply->data += (size_t)n;
-	if (rep->flags & HTTP_REPLY_F_CLOSE)
-		env->close = 1;
+	/* whether the connection lives on is the stream's to read from the
+	 * reply's head (Connection: close, a body ended by the close): an
+	 * HTTP/1.0 errorfile goes out with keep-alive, as in HAProxy */
 	return ACT_V_REPLY;
 }
 

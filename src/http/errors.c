@@ -477,6 +477,14 @@ struct http_reply *http_reply_redirect(int status, const char *url, size_t max_s
 	return reply_from_text(&t, url, max_size, err, errlen);
 }
 
+/* RFC 9110 sections 8.6, 15.2, 15.3.5 and 15.4.5: 1xx, 204 and 304 responses
+ * have no body, and HAProxy's replies then have no Content-Length either
+ * (a 204 must not carry one). */
+static int status_has_no_body(int status)
+{
+	return status < 200 || status == 204 || status == 304;
+}
+
 struct http_reply *http_reply_build(int status, const char *content_type,
                                     const char *body, size_t body_len,
                                     const struct http_hdr *hdrs, int nhdrs,
@@ -489,7 +497,10 @@ struct http_reply *http_reply_build(int status, const char *content_type,
 		free(t.p);
 		return NULL;
 	}
-	text_fmt(&t, "Content-Length: %zu\r\n\r\n", body_len);
+	if (status_has_no_body(status) && !body_len)
+		text_str(&t, "\r\n");
+	else
+		text_fmt(&t, "Content-Length: %zu\r\n\r\n", body_len);
 	text_put(&t, body, body_len);
 	return reply_from_text(&t, "http-error reply", max_size, err, errlen);
 }
@@ -662,7 +673,10 @@ static ssize_t render_dynamic(const struct http_reply *r, void *ctx, char *out, 
 		if (n < 0)
 			return -1;
 	}
-	cl_len = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n", (size_t)n);
+	if (status_has_no_body(r->status) && !n)
+		cl_len = snprintf(cl, sizeof(cl), "\r\n");
+	else
+		cl_len = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n", (size_t)n);
 	memmove(out + pos + cl_len, out + pos + CL_MAX, (size_t)n);
 	memcpy(out + pos, cl, (size_t)cl_len);
 	return (ssize_t)(pos + (size_t)cl_len + (size_t)n);

@@ -11,6 +11,7 @@
 #include <sluice/cfg/tokenize.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/log.h>
+#include <sluice/expr/acl.h>
 #include <sluice/expr/pattern.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
@@ -306,9 +307,10 @@ static void test_request_line(void)
 	REQ_GIVES("GET http://h/x?q=1 HTTP/1.1\r\n\r\n", ACT_V_CONTINUE,
 	          "GET http://h/new HTTP/1.1\r\n\r\n");
 
-	/* set-query never removes the '?', adds none for an empty value */
+	/* set-query never removes the '?', adds none for an empty value (an
+	 * empty word would end the arguments: see test_empty_word()) */
 	reset();
-	RULE_OK(ACT_HTTP_REQ, "set-query \"\"");
+	RULE_OK(ACT_HTTP_REQ, "set-query %[req.hdr(nope)]");
 	REQ_GIVES("GET /x?q HTTP/1.1\r\n\r\n", ACT_V_CONTINUE, "GET /x? HTTP/1.1\r\n\r\n");
 	REQ_GIVES("GET /x HTTP/1.1\r\n\r\n", ACT_V_CONTINUE, "GET /x HTTP/1.1\r\n\r\n");
 
@@ -835,16 +837,12 @@ static void test_config_errors(void)
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode tcp", "expects 'http'");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode http proto h3", "unknown protocol 'h3'");
 
-	/* data a rule set never has */
-	REFUSED(ACT_HTTP_REQ, "deny if { res.hdr(x) -m found }", "'res.hdr(x)' may not be "
-	        "reliably used here because it needs HTTP response headers");
-	REFUSED(ACT_HTTP_RES, "deny if { req.hdr(host) -m found }", "'req.hdr(host)' may not "
-	        "be reliably used here because it needs HTTP request headers");
+	/* data a rule set never has: refused in values (a condition is only
+	 * warned about, see test_cond_unusable()) */
 	REFUSED(ACT_HTTP_REQ, "set-header x %[res.hdr(x)]", "'res.hdr(x)' may not be reliably "
 	        "used here");
 	REFUSED(ACT_HTTP_RES, "set-header X %[req.hdr(host)]", "'req.hdr(host)' may not be");
 	REFUSED(ACT_HTTP_REQ, "set-var(txn.x) res.hdr(x)", "'res.hdr(x)' may not be reliably");
-	REFUSED(ACT_TCP_REQ_CONN, "reject if { req.hdr(x) -m found }", "'req.hdr(x)' may not");
 	REFUSED(ACT_HTTP_REQ, "deny if nosuchacl", "nosuchacl");
 	REFUSED(ACT_HTTP_REQ, "set-header x %[nosuchfetch]", "nosuchfetch");
 
@@ -1012,6 +1010,191 @@ static void test_config_keywords(void)
 	      proxy_find("cfgbe", PX_CAP_BE)->tcp_res_inspect_delay == 2000);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Differences from HAProxy 2.6 found by the reg-tests/rules tests           */
+/* ------------------------------------------------------------------------ */
+
+static char warn_out[4096];
+
+/* Parses one rule with stderr captured into warn_out (the warnings). */
+static int rule_captured(enum act_ruleset set, const char *line)
+{
+	char logp[] = "/tmp/test_act_warn_XXXXXX";
+	int lfd = mkstemp(logp), saved = dup(2), rc;
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(lfd, 2);
+	rc = rule(set, line);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(lfd, warn_out, sizeof(warn_out) - 1, 0);
+	warn_out[n < 0 ? 0 : n] = '\0';
+	close(lfd);
+	unlink(logp);
+	return rc;
+}
+
+/* Accepted, with a warning containing <part>. */
+static int warned(enum act_ruleset set, const char *line, const char *part)
+{
+	if (rule_captured(set, line) != 0) {
+		fprintf(stderr, "  \"%s\" was refused: %s\n", line, err);
+		return 0;
+	}
+	if (!strstr(warn_out, part)) {
+		fprintf(stderr, "  \"%s\": warnings \"%s\" lack \"%s\"\n", line, warn_out, part);
+		return 0;
+	}
+	return 1;
+}
+
+#define WARNED(set, line, part) CHECK(warned(set, line, part))
+
+/* An empty word ends a rule's arguments, as HAProxy's parser does: what
+ * follows it, a condition too, is not read. */
+static void test_empty_word(void)
+{
+	reset();
+	REFUSED(ACT_HTTP_REQ, "set-header X-A \"\"", "expects exactly 2 arguments");
+	REFUSED(ACT_HTTP_REQ, "set-header X-A '' if TRUE", "expects exactly 2 arguments");
+	REFUSED(ACT_HTTP_REQ, "set-query \"\"", "expects exactly 1 argument");
+	REFUSED(ACT_HTTP_REQ, "return status 200 content-type t string \"\"", "'string' expects");
+	REFUSED(ACT_HTTP_REQ, "del-header \"\"", "expects <name>");
+	REFUSED(ACT_HTTP_REQ, "deny if { req.hdr(x) -m str \"\" }", "missing closing '}'");
+	CHECK(list_empty(&px->http_req_rules));
+	/* HAProxy accepts the rest silently; sluice says it was ignored */
+	WARNED(ACT_HTTP_REQ, "deny \"\" if FALSE", "'if' and what follows it are ignored");
+	REQ_GIVES("GET / HTTP/1.1\r\n\r\n", ACT_V_DENY, NULL);
+	/* inside a word, an empty string is a value like another */
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "set-header X-E \"[%[str(),concat(\"\",,)]]\"");
+	REQ_GIVES("GET / HTTP/1.1\r\n\r\n", ACT_V_CONTINUE, "GET / HTTP/1.1\r\nX-E: []\r\n\r\n");
+}
+
+/* A condition on data the rule set never has is a warning (the ACL never
+ * matches there); its fetches fail at run time. */
+static void test_cond_unusable(void)
+{
+	static struct acl_list acls;
+
+	reset();
+	acl_list_init(&acls);
+	WARNED(ACT_HTTP_RES, "set-status 299 if { path /a }", "anonymous acl will never match "
+	       "because it uses keyword 'path' which is incompatible with 'backend "
+	       "http-response header rule'");
+	WARNED(ACT_HTTP_RES, "set-header X-U 1 unless { req.hdr(x),lower -m found }",
+	       "uses keyword 'req.hdr' which is incompatible");
+	WARNED(ACT_HTTP_REQ, "deny if { res.hdr(x) -m found }", "anonymous acl will never match "
+	       "because it uses keyword 'res.hdr' which is incompatible with 'frontend "
+	       "http-request header rule'");
+	WARNED(ACT_TCP_REQ_CONN, "reject if { req.hdr(x) -m found }", "anonymous acl will never "
+	       "match in 'tcp-request connection' because it uses keyword 'req.hdr' which is "
+	       "incompatible with 'frontend tcp-request connection rule'");
+	CHECK(acl_parse(&acls, (char *[]){ "x", "req.hdr(x-t)", "a" }, 3, "t.cfg", 1, err,
+	                sizeof(err)) == 0);
+	px->acls = &acls;
+	WARNED(ACT_HTTP_RES, "set-status 298 if TRUE x", "acl 'x' involves keywords which are "
+	       "incompatible with 'backend http-response header rule'");
+	/* a compatible condition says nothing */
+	CHECK(rule_captured(ACT_HTTP_RES, "set-status 297 if { status 500 }") == 0 &&
+	      warn_out[0] == '\0');
+
+	/* run time: the request side is not there for response rules */
+	CHECK(message(ACT_HTTP_RES, "HTTP/1.1 200 OK\r\nX-T: a\r\nContent-Length: 0\r\n\r\n"));
+	ctx.req = ctx.res;   /* even when a request is at hand, they do not see it */
+	CHECK(run(ACT_HTTP_RES) == ACT_V_CONTINUE);
+	CHECK(msg.status == 200);
+	CHECK_STR(head(), "HTTP/1.1 200 OK\r\nX-T: a\r\nContent-Length: 0\r\nX-U: 1\r\n\r\n");
+	CHECK(ctx.avail == 0);   /* given back as it was */
+	CHECK(message(ACT_HTTP_REQ, "GET / HTTP/1.1\r\nX: 1\r\n\r\n"));
+	ctx.res = ctx.req;
+	CHECK(run(ACT_HTTP_REQ) == ACT_V_CONTINUE);
+	px->acls = NULL;
+	reset();   /* the rules go before the ACLs they use */
+	acl_list_free(&acls);
+	reset();
+}
+
+/* What a %[sample] gives has its control characters written %XX in rule
+ * formats (HAProxy's HTTP formats); set-var-fmt keeps them, cut at NUL. */
+static void test_fmt_escape(void)
+{
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "set-var-fmt(txn.raw) \"%[path,url_dec]\"");
+	RULE_OK(ACT_HTTP_REQ, "set-header X-P \"%[path,url_dec]\"");
+	RULE_OK(ACT_HTTP_REQ, "set-header X-Q \"%{+Q}[path,url_dec]|%[str(a\\tb)]\"");
+	RULE_OK(ACT_HTTP_REQ, "set-header X-Raw-Len %[var(txn.raw),length]");
+	REQ_GIVES("GET /c%0D%0AX-Inj:%20y%00z%01%7F%C3%A9%25%22 HTTP/1.1\r\n\r\n",
+	          ACT_V_CONTINUE, "GET /c%0D%0AX-Inj:%20y%00z%01%7F%C3%A9%25%22 HTTP/1.1\r\n"
+	          "X-P: /c%0D%0AX-Inj: y%00z%01%7F\xc3\xa9%\"\r\n"
+	          "X-Q: \"/c%0D%0AX-Inj: y%00z%01%7F\xc3\xa9%\"\"|a\tb\r\n"
+	          "X-Raw-Len: 12\r\n\r\n");
+
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "return status 200 content-type text/plain lf-string "
+	        "\"[%[path,url_dec]]\" hdr X-R \"%[path,url_dec]\"");
+	REQ_GIVES("GET /r%0D%0AX:%20y%00z HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK_STR(reply_text(), "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+	          "X-R: /r%0D%0AX: y%00z\r\nContent-Length: 18\r\n\r\n[/r%0D%0AX: y%00z]");
+
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "redirect location \"%[path,url_dec]\" code 301");
+	REQ_GIVES("GET /l%0D%0A HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK(strstr(reply_text(), "\r\nLocation: /l%0D%0A\r\n") != NULL);
+
+	/* a message quotes what was written, not the compiled format */
+	REFUSED(ACT_HTTP_REQ, "set-header X %[path,nosuchconv]", "nosuchconv");
+	CHECK(strstr(err, "_rule_fmt_escape") == NULL);
+	reset();
+}
+
+/* 1xx, 204 and 304 replies carry no Content-Length. */
+static void test_reply_no_body(void)
+{
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "return status 204 if { path /e }");
+	RULE_OK(ACT_HTTP_REQ, "return status 204 hdr X-P %[path] if { path /d }");
+	RULE_OK(ACT_HTTP_REQ, "return status 304 hdr X-A a if { path /n }");
+	RULE_OK(ACT_HTTP_REQ, "return status 200");
+	REQ_GIVES("GET /e HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK_STR(reply_text(), "HTTP/1.1 204 No Content\r\n\r\n");
+	REQ_GIVES("GET /d HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK_STR(reply_text(), "HTTP/1.1 204 No Content\r\nX-P: /d\r\n\r\n");
+	REQ_GIVES("GET /n HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK_STR(reply_text(), "HTTP/1.1 304 Not Modified\r\nX-A: a\r\n\r\n");
+	REQ_GIVES("GET /o HTTP/1.1\r\n\r\n", ACT_V_REPLY, NULL);
+	CHECK_STR(reply_text(), "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	reset();
+}
+
+/* del-header -m reg sees the lower-case name, case-sensitively, as
+ * HAProxy; the other methods ignore case. */
+static void test_del_header_reg(void)
+{
+	reset();
+	RULE_OK(ACT_HTTP_REQ, "del-header ^X-.*-R$ -m reg");
+	RULE_OK(ACT_HTTP_REQ, "del-header ^x-.*-q$ -m reg");
+	RULE_OK(ACT_HTTP_REQ, "del-header X-BEG -m beg");
+	REQ_GIVES("GET / HTTP/1.1\r\nX-a-r: 1\r\nX-A-R: 2\r\nX-A-Q: 1\r\nx-bEG-A: 2\r\n\r\n",
+	          ACT_V_CONTINUE, "GET / HTTP/1.1\r\nX-a-r: 1\r\nX-A-R: 2\r\n\r\n");
+	reset();
+}
+
+/* var() has no type an ACL could take its method from: -m is required. */
+static void test_var_match_method(void)
+{
+	reset();
+	REFUSED(ACT_HTTP_REQ, "deny if { var(txn.t) a }", "matching method must be specified "
+	        "first (using '-m') when using a sample fetch of this type ('var')");
+	REFUSED(ACT_HTTP_REQ, "deny if { str(a),set-var(txn.x) a }", "('str')");
+	RULE_OK(ACT_HTTP_REQ, "deny if { var(txn.t) -m str a }");
+	RULE_OK(ACT_HTTP_REQ, "deny if { var(txn.t),lower a }");
+	reset();
+}
+
 int main(void)
 {
 	act_lf_render = test_render;
@@ -1033,6 +1216,12 @@ int main(void)
 	test_config_errors();
 	test_pattern_actions();
 	test_config_keywords();
+	test_empty_word();
+	test_cond_unusable();
+	test_fmt_escape();
+	test_reply_no_body();
+	test_del_header_reg();
+	test_var_match_method();
 	prune_vars();
 	proxy_drop(px);
 	return t_done("test_act");
