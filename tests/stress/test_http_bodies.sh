@@ -118,7 +118,9 @@ wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
 # What stays in the pools: the listener and stop tasks, the CLI session
 # asking (a task and a buffer), each thread's spare buffer (head rewriting),
 # and the idle server connections kept for reuse (a task each, no buffer).
-idle=$(( $(col be,s1 96) + $(col be,s2 96) ))
+# (srv_icur, column 89: idle_conn_cur + safe_conn_cur, pooled connections
+# that carried one request and those that carried more)
+idle=$(( $(col be,s1 89) + $(col be,s2 89) ))
 echo "idle server connections: $idle; server connects $(( $(col be,s1 85) + $(col be,s2 85) ))," \
      "reuses $(( $(col be,s1 86) + $(col be,s2 86) ))"
 pools=$(cli "show pools")
