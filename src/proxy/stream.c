@@ -324,16 +324,7 @@ void stream_free(struct stream *s)
 	if (!(s->http_flags & SF_HTTP))
 		stream_log_end(s);
 
-	if (s->srv) {
-		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
-		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
-	}
-	if (s->be) {
-		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
-		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
-	}
-	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
-	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
+	stream_account_bytes(s);
 	atomic_fetch_sub(&s->fe->feconn, 1);
 	buf_release(&s->req);
 	buf_release(&s->res);
@@ -348,6 +339,21 @@ void stream_free(struct stream *s)
 	listener_conn_closed(s->lst);
 	task_destroy(s->task);
 	pool_free(&pool_stream, s);
+}
+
+/* Adds the stream's byte counts to its server, backend and frontend. */
+void stream_account_bytes(struct stream *s)
+{
+	if (s->srv) {
+		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
+	}
+	if (s->be) {
+		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
+		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
+	}
+	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
+	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
 }
 
 /* Ends the stream with termination state <a><b> unless one is already set. */

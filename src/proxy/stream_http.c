@@ -1172,22 +1172,33 @@ static void request_parsed(struct stream *s)
 	http_analyze(s, 1);
 }
 
+/* Reads <c> into <b> while a head is pending there: the data kept at offset
+ * 0 (the parsed spans stay valid) and HTTP_RESERVE bytes free for the
+ * edited head. Returns the bytes read. */
+static uint64_t read_head_bytes(struct conn *c, struct buffer *b)
+{
+	uint64_t total = 0;
+
+	while ((c->flags & CONN_F_RD_READY) && !(c->flags & CONN_F_RD_SHUT)) {
+		size_t max = b->size - HTTP_RESERVE;
+		ssize_t n;
+
+		if (b->data >= max)
+			break;
+		buf_align0(b);
+		n = conn_recv_max(c, b, max - b->data);
+		if (n <= 0)
+			break;
+		total += (uint64_t)n;
+	}
+	return total;
+}
+
 /* Reads the client while a head is pending, keeping HTTP_RESERVE free.
  * Returns -1 on a connection error. */
 static int read_client_head(struct stream *s)
 {
-	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT)) {
-		size_t max = s->req.size - HTTP_RESERVE;
-		ssize_t n;
-
-		if (s->req.data >= max)
-			break;
-		buf_align0(&s->req);
-		n = conn_recv_max(&s->cli, &s->req, max - s->req.data);
-		if (n <= 0)
-			break;
-		s->bytes_in += (uint64_t)n;
-	}
+	s->bytes_in += read_head_bytes(&s->cli, &s->req);
 	return (s->cli.flags & CONN_F_ERROR) ? -1 : 0;
 }
 
@@ -1583,20 +1594,8 @@ static int xfer_response_head(struct stream *s)
 	struct h1_error err;
 	enum h1_result r;
 
-	if (!replied) {
-		while ((s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT)) {
-			size_t max = s->res.size - HTTP_RESERVE;
-			ssize_t n;
-
-			if (s->res.data >= max)
-				break;
-			buf_align0(&s->res);
-			n = conn_recv_max(&s->sc, &s->res, max - s->res.data);
-			if (n <= 0)
-				break;
-			progress = 1;
-		}
-	}
+	if (!replied && read_head_bytes(&s->sc, &s->res))
+		progress = 1;
 	if (s->res.data <= s->res_fwd)
 		goto check_end;
 	buf_align0(&s->res);
@@ -1838,19 +1837,6 @@ static void keep_or_close_server_conn(struct stream *s)
 	s->sc_srv = NULL;
 }
 
-static void txn_account(struct stream *s)
-{
-	if (s->srv) {
-		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
-		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
-	}
-	if (s->be) {
-		CNT_ADD(s->be->be_cnt.bytes_in, s->bytes_in);
-		CNT_ADD(s->be->be_cnt.bytes_out, s->bytes_out);
-	}
-	CNT_ADD(s->fe->fe_cnt.bytes_in, s->bytes_in);
-	CNT_ADD(s->fe->fe_cnt.bytes_out, s->bytes_out);
-}
 
 /* Resets what is per transaction in the stream for the next request. */
 static void stream_next_txn(struct stream *s)
@@ -1882,7 +1868,7 @@ static void txn_end(struct stream *s)
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
 	if (t->status < 0 && t->res.status)
 		t->status = t->res.status;
-	txn_account(s);
+	stream_account_bytes(s);
 	if (s->srv && !(t->flags & TX_F_REPLIED))
 		CNT_INC(s->srv->cnt.cum_req);   /* forwarded to it (server req_tot) */
 	if (s->Tc >= 0 && s->srv && s->be)
@@ -2045,7 +2031,7 @@ void http_stream_release(struct stream *s)
 		http_log(s);
 		if (s->be)
 			atomic_fetch_add(&s->be->beconn, 1);
-		txn_account(s);
+		stream_account_bytes(s);
 		s->bytes_in = s->bytes_out = 0;
 	}
 	if (conn_is_open(&s->sc) && s->sc_srv) {

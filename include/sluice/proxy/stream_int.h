@@ -13,6 +13,7 @@ int64_t stream_wall_us(void);
  * HTTP request, as HAProxy counts streams. */
 uint64_t stream_next_id(void);
 void stream_free(struct stream *s);
+void stream_account_bytes(struct stream *s);
 /* Ends the stream (state CLOSED) with termination state <a><b> unless one
  * is already set. In HTTP mode, the caller decides first whether a response
  * goes out (http_stream_error()). */
