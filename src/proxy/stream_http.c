@@ -26,7 +26,9 @@
  * edited head always fits when it is serialised. Serialisation writes into
  * the thread's spare buffer then swaps the two areas (no copy back).
  *
- * Everything here runs on the stream's owner thread.
+ * The sample context, log fields and TCP rules are in stream_smp.c; the
+ * server connection between requests (reuse, pool, retry-on) in
+ * stream_srvconn.c. Everything here runs on the stream's owner thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -188,324 +190,7 @@ int http_stream_start(struct stream *s)
 	return 0;
 }
 
-/* ---- sample context ---- */
-
-static struct proxy *arg_backend(const struct smp_ctx *ctx, const struct smp_arg *a)
-{
-	struct stream *s = ctx->owner;
-
-	if (!a)
-		return s->be;
-	if (a->resolved)
-		return a->resolved;
-	return a->text ? proxy_find(a->text, PX_CAP_BE) : NULL;
-}
-
-static int ops_addr(const struct smp_ctx *ctx, enum smp_addr_kind which,
-                    struct sockaddr_storage *out)
-{
-	struct stream *s = ctx->owner;
-
-	switch (which) {
-	case SMP_ADDR_CLI_SRC:
-		*out = s->cli.src;
-		break;
-	case SMP_ADDR_CLI_DST:
-		*out = *conn_dst(&s->cli);
-		break;
-	case SMP_ADDR_SRV_SRC:
-		if (!conn_is_open(&s->sc))
-			return 0;
-		*out = *conn_src(&s->sc);
-		break;
-	case SMP_ADDR_SRV_DST:
-		if (!s->srv)
-			return 0;
-		*out = s->srv->addr.ss;
-		break;
-	}
-	return out->ss_family != AF_UNSPEC;
-}
-
-static int ops_name(const struct smp_ctx *ctx, enum smp_name_kind which, const char **out)
-{
-	struct stream *s = ctx->owner;
-
-	switch (which) {
-	case SMP_NAME_FE:
-		*out = s->fe->name;
-		return 1;
-	case SMP_NAME_BE:
-		*out = s->be ? s->be->name : NULL;
-		return *out != NULL;
-	case SMP_NAME_SRV:
-		*out = s->srv ? s->srv->name : NULL;
-		return *out != NULL;
-	case SMP_NAME_LISTENER:
-		*out = s->lst && s->lst->bc->name ? s->lst->bc->name : NULL;
-		return *out != NULL;
-	}
-	return 0;
-}
-
-static int ops_id(const struct smp_ctx *ctx, enum smp_id_kind which, int64_t *out)
-{
-	struct stream *s = ctx->owner;
-
-	switch (which) {
-	case SMP_ID_FE:
-		*out = s->fe->uuid;
-		return 1;
-	case SMP_ID_BE:
-		if (!s->be)
-			return 0;
-		*out = s->be->uuid;
-		return 1;
-	case SMP_ID_SRV:
-		if (!s->srv)
-			return 0;
-		*out = s->srv->puid;
-		return 1;
-	case SMP_ID_LISTENER: {
-		/* its position among the frontend's bind lines, from 1 */
-		struct list *pos;
-		int64_t n = 0;
-
-		if (!s->lst)
-			return 0;
-		for (pos = s->fe->binds.next; pos != &s->fe->binds; pos = pos->next) {
-			n++;
-			if (list_elem(pos, struct bind_conf, list) == s->lst->bc) {
-				*out = n;
-				return 1;
-			}
-		}
-		return 0;
-	}
-	}
-	return 0;
-}
-
-static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
-                         enum smp_be_metric m, int64_t *out)
-{
-	struct proxy *be = arg_backend(ctx, arg);
-	int64_t n = 0, q;
-
-	if (!be)
-		return 0;
-	switch (m) {
-	case SMP_BE_NBSRV:
-		for (int i = 0; i < be->nsrv; i++)
-			n += srv_is_usable(be->srv[i]) ? 1 : 0;
-		break;
-	case SMP_BE_CONN:
-		n = atomic_load(&be->beconn);
-		break;
-	case SMP_BE_QUEUE:
-	case SMP_BE_AVG_QUEUE:
-		q = atomic_load(&be->queue.len);
-		for (int i = 0; i < be->nsrv; i++) {
-			q += atomic_load(&be->srv[i]->queue.len);
-			n += srv_is_usable(be->srv[i]) ? 1 : 0;
-		}
-		n = m == SMP_BE_QUEUE ? q : (n ? (q + n - 1) / n : q);
-		break;
-	case SMP_BE_CONNSLOTS:
-		for (int i = 0; i < be->nsrv; i++) {
-			struct server *sv = be->srv[i];
-			int mc = atomic_load(&sv->maxconn);
-
-			if (!srv_is_usable(sv))
-				continue;
-			if (!mc) {
-				*out = -1;   /* unlimited */
-				return 1;
-			}
-			n += mc - atomic_load(&sv->served) +
-			     (sv->maxqueue ? sv->maxqueue - atomic_load(&sv->queue.len) : 0);
-		}
-		break;
-	}
-	*out = n;
-	return 1;
-}
-
-static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_arg,
-                          const struct smp_arg *srv_arg, enum smp_srv_metric m, int64_t *out)
-{
-	struct stream *s = ctx->owner;
-	struct server *sv = s->srv;
-
-	if (srv_arg) {
-		struct proxy *be = arg_backend(ctx, be_arg);
-
-		sv = srv_arg->resolved ? srv_arg->resolved :
-		     (be && srv_arg->text ? server_find(be, srv_arg->text) : NULL);
-	}
-	if (!sv)
-		return 0;
-	switch (m) {
-	case SMP_SRV_CONN:
-		*out = atomic_load(&sv->served);
-		break;
-	case SMP_SRV_QUEUE:
-		*out = atomic_load(&sv->queue.len);
-		break;
-	case SMP_SRV_IS_UP:
-		*out = srv_is_usable(sv);
-		break;
-	}
-	return 1;
-}
-
-static int ops_unique_id(struct smp_ctx *ctx, struct ist *out)
-{
-	struct stream *s = ctx->owner;
-	struct http_txn *t = s->txn;
-	char buf[1024];
-
-	if (!t || !s->fe->unique_id_fmt)
-		return 0;
-	if (!t->unique_id) {
-		size_t n = stream_lf_render(s, s->fe->unique_id_fmt, buf, sizeof(buf));
-
-		t->unique_id = malloc(n + 1);
-		if (!t->unique_id)
-			return 0;
-		memcpy(t->unique_id, buf, n + 1);
-	}
-	out->ptr = t->unique_id;
-	out->len = strlen(t->unique_id);
-	return 1;
-}
-
-static const struct smp_ops stream_smp_ops = {
-	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
-	.srv_metric = ops_srv_metric, .unique_id = ops_unique_id,
-};
-
-/* What req.body / res.body see of a message whose head is parsed: the
- * payload bytes in the buffer (<p>, <avail>), a chunked body with its
- * framing removed (into a scratch buffer), and whether it is all there. */
-static void body_view(const struct http_msg *m, const char *p, size_t avail,
-                      struct ist *out, int *complete)
-{
-	*out = (struct ist){ p, avail };
-	*complete = 0;
-	if (m->flags & HTTP_F_BODYLESS) {
-		out->len = 0;
-		*complete = 1;
-	} else if (m->flags & HTTP_F_CHUNKED) {
-		struct h1_chunk c;
-		size_t size, used = 0, pos = 0;
-		char *dst = smp_trash_get(&size);
-
-		h1_chunk_init(&c);
-		c.opts = H1C_O_STOP_AFTER_DATA;
-		while (pos < avail && c.st != H1C_DONE && c.st != H1C_ERROR) {
-			size_t off = 0, len = 0, n = h1_chunk_feed(&c, p + pos, avail - pos, &off, &len);
-
-			if (len) {
-				if (len > size - used)
-					len = size - used;
-				memcpy(dst + used, p + pos + off, len);
-				used += len;
-			}
-			if (!n)
-				break;
-			pos += n;
-		}
-		*out = (struct ist){ dst, used };
-		*complete = c.st == H1C_DONE;
-	} else if (m->flags & HTTP_F_HAS_CL) {
-		if (avail > m->content_length)
-			out->len = (size_t)m->content_length;
-		*complete = avail >= m->content_length;
-	} else if (m->is_request || (m->flags & HTTP_F_XFER_LEN)) {
-		out->len = 0;
-		*complete = 1;
-	}
-}
-
-/* Prepares <c> for evaluations on <s>. */
-static void smp_ctx_init(struct stream *s, struct smp_ctx *c, enum smp_dir dir)
-{
-	struct http_txn *t = s->txn;
-
-	memset(c, 0, sizeof(*c));
-	c->ops = &stream_smp_ops;
-	c->owner = s;
-	c->dir = dir;
-	c->final = 1;
-	c->thread = th_ctx->tid;
-	c->vars[VAR_SCOPE_SESS] = &s->vars_sess;
-	c->vars[VAR_SCOPE_TXN] = &s->vars_txn;   /* TCP mode; HTTP: the txn's */
-	c->req_len = s->req.data;
-	c->req_data.ptr = buf_head(&s->req);
-	c->req_data.len = s->req.data;
-	if (!t)
-		return;
-	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
-		c->req = &t->req;
-	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
-		body_view(&t->req, buf_head(&s->req) + t->req.head_len,
-		          s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0,
-		          &c->req_body, &c->req_body_complete);
-	if (t->res.head_len && !(t->flags & TX_F_RES_GONE)) {
-		size_t off = (size_t)s->res_fwd + t->res.head_len;
-
-		c->res = &t->res;
-		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
-		          &c->res_body, &c->res_body_complete);
-	}
-	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
-	c->txn_id = t->id;
-	c->vars[VAR_SCOPE_TXN] = &t->vars_txn;
-	c->vars[VAR_SCOPE_REQ] = &t->vars_req;
-	c->vars[VAR_SCOPE_RES] = &t->vars_res;
-}
-
 /* ---- logging ---- */
-
-void stream_log_fields(struct stream *s, struct log_fields *f)
-{
-	struct http_txn *t = s->txn;
-
-	stream_log_fields_tcp(s, f);
-	if (!t)
-		return;
-	f->is_http = 1;
-	f->status = t->status;
-	f->req_line = t->uri_copy_len ? t->uri_copy : NULL;
-	f->req_line_len = t->uri_copy_len;
-	f->Tq = t->Tq;
-	f->TR = t->TR;
-	f->Ti = t->Ti;
-	f->Tr = t->Tr;
-	f->Ta = t->Ta;
-	f->req_caps = (const char *const *)t->req_cap;
-	f->nreq_caps = s->fe->nreq_cap;
-	f->res_caps = (const char *const *)t->res_cap;
-	f->nres_caps = s->fe->nres_cap;
-	memcpy(f->cookie_term, t->cookie_term[0] ? t->cookie_term : "--", 3);
-	f->req_counter = (unsigned int)t->id;
-	f->req_counter64 = t->id;
-	f->unique_id = t->unique_id;
-}
-
-size_t stream_lf_render(struct stream *s, const struct lf_expr *e, char *out, size_t room)
-{
-	struct log_fields f;
-	struct smp_ctx c;
-	struct http_txn *t = s->txn;
-
-	smp_ctx_init(s, &c, t && t->res.head_len && !(t->flags & TX_F_RES_GONE) ?
-	                    SMP_DIR_RES : SMP_DIR_REQ);
-	stream_log_fields(s, &f);
-	f.smp = &c;
-	return lf_render(e, &f, out, room);
-}
 
 static void http_log(struct stream *s)
 {
@@ -714,8 +399,8 @@ static void request_final_edits(struct stream *s)
 	struct ist v;
 
 	if (fe->unique_id_hdr && fe->unique_id_fmt) {
-		smp_ctx_init(s, &c, SMP_DIR_REQ);
-		if (ops_unique_id(&c, &v))
+		stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+		if (stream_unique_id(&c, &v))
 			http_hdr_add(&t->req_edit, (struct ist){ fe->unique_id_hdr,
 			             strlen(fe->unique_id_hdr) }, v);
 	}
@@ -799,7 +484,7 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 
 	if (list_empty(rules))
 		return 1;
-	smp_ctx_init(s, &c, SMP_DIR_REQ);
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
 	c.final = final;
 	memset(&env, 0, sizeof(env));
 	env.s = s;
@@ -887,7 +572,7 @@ struct proxy *stream_choose_backend(struct stream *s)
 		if (r->cond) {
 			struct smp_ctx c;
 
-			smp_ctx_init(s, &c, SMP_DIR_REQ);
+			stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
 			if (acl_cond_eval(r->cond, &c) != ACL_TEST_PASS)
 				continue;
 		}
@@ -907,95 +592,6 @@ struct proxy *stream_choose_backend(struct stream *s)
 	if (fe->defbe)
 		return fe->defbe;
 	return (fe->cap & PX_CAP_BE) ? fe : NULL;
-}
-
-/* ---- layer-7 retries (retry-on) ---- */
-
-/* Keeps a copy of the serialised request when it is already whole in the
- * buffer (head just written at offset 0, body complete), as HAProxy
- * retries only requests it still has entirely. */
-static void retry_snapshot(struct stream *s)
-{
-	struct http_txn *t = s->txn;
-	size_t head = (size_t)s->req_fwd, avail = s->req.data - head, len;
-
-	if (t->req_body.done) {
-		len = head;
-	} else if (t->req_body.chunked) {
-		struct h1_chunk c = t->req_body.chunk;
-		size_t n = h1_chunk_feed(&c, buf_head(&s->req) + head, avail, NULL, NULL);
-
-		if (c.st != H1C_DONE)
-			return;
-		len = head + n;
-	} else if (t->req_body.left <= avail) {
-		len = head + (size_t)t->req_body.left;
-	} else {
-		return;
-	}
-	t->retry_copy = malloc(len);
-	if (!t->retry_copy)
-		return;
-	memcpy(t->retry_copy, buf_head(&s->req), len);
-	t->retry_len = len;
-}
-
-/* Retries the request when <why> is one of the backend's retry-on
- * conditions, a copy of the request exists, retries are left and nothing
- * of a response went to the client. The server connection is dropped, the
- * request put back in front of what the client sent after it, and the
- * stream goes back to connecting (or to the balancer on redispatch).
- * Returns 1 if it did. */
-static int l7_retry(struct stream *s, unsigned int why)
-{
-	struct http_txn *t = s->txn;
-	size_t keep;
-
-	if (!(s->be->retry_on & why) || !t->retry_copy || s->retries_left <= 0 || !s->srv ||
-	    (t->flags & TX_F_RES_STARTED) || s->res_fwd)
-		return 0;
-	keep = s->req.data > s->req_fwd ? s->req.data - (size_t)s->req_fwd : 0;
-	if (t->retry_len + keep > s->req.size)
-		return 0;
-	if (conn_is_open(&s->sc)) {
-		atomic_fetch_sub(&s->srv->used_conns, 1);
-		conn_close(&s->sc);
-		conn_init(&s->sc, s->task);
-	}
-	s->sc_srv = NULL;
-	/* pipelined bytes after the request move behind the copy */
-	memmove(s->req.area + t->retry_len, buf_head(&s->req) + (s->req.data - keep), keep);
-	memcpy(s->req.area, t->retry_copy, t->retry_len);
-	s->req.head = 0;
-	s->req.data = t->retry_len + keep;
-	s->req_fwd = t->retry_len;
-	s->res.head = s->res.data = 0;
-	s->res_fwd = 0;
-	t->flags &= ~(TX_F_RES_GONE | TX_F_SRV_CLOSE);
-	t->res.head_len = 0;
-	t->res.nhdrs = 0;
-	t->resp_interim = 0;
-	t->srv_status = -1;
-	t->req_sent_ms = 0;
-	s->srv_exp = 0;
-	stream_retry(s);
-	task_wakeup(s->task, TASK_WOKEN_OTHER);
-	return 1;
-}
-
-static unsigned int retry_bit_of_status(int status)
-{
-	switch (status) {
-	case 404: return RETRY_ON_404;
-	case 408: return RETRY_ON_408;
-	case 425: return RETRY_ON_425;
-	case 500: return RETRY_ON_500;
-	case 501: return RETRY_ON_501;
-	case 502: return RETRY_ON_502;
-	case 503: return RETRY_ON_503;
-	case 504: return RETRY_ON_504;
-	default:  return 0;
-	}
 }
 
 enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
@@ -1083,7 +679,7 @@ static void http_analyze(struct stream *s, int final)
 		return;
 	}
 	if (s->be->retry_on & RETRY_ON_L7)
-		retry_snapshot(s);
+		http_retry_snapshot(s);
 	s->st = SST_ASSIGN;
 }
 
@@ -1305,7 +901,7 @@ static void http_body_wait(struct stream *s)
 		stream_abort(s, 'C', 'R');
 		return;
 	}
-	smp_ctx_init(s, &c, SMP_DIR_REQ);
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
 	if (!c.req_body_complete && s->req.data < s->req.size - HTTP_RESERVE &&
 	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
 		return;
@@ -1426,7 +1022,7 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 
 	if (list_empty(rules))
 		return 0;
-	smp_ctx_init(s, &c, SMP_DIR_RES);
+	stream_smp_ctx_init(s, &c, SMP_DIR_RES);
 	memset(&env, 0, sizeof(env));
 	env.s = s;
 	env.px = px;
@@ -1503,7 +1099,7 @@ static int response_parsed(struct stream *s)
 	int rc;
 	ssize_t n;
 
-	if (from_server && l7_retry(s, retry_bit_of_status(m->status)))
+	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
 	if (from_server) {
 		t->res_head_ms = now_ms();
@@ -1606,7 +1202,7 @@ static int xfer_response_head(struct stream *s)
 	                  &t->res, &err);
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
-		if (!replied && l7_retry(s, RETRY_ON_JUNK_RESPONSE))
+		if (!replied && http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
 		if (s->be)
 			CNT_INC(s->be->be_cnt.failed_resp);
@@ -1642,7 +1238,7 @@ check_end:
 	if (replied)
 		return progress;
 	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
-		if (s->res.data <= s->res_fwd && l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
+		if (s->res.data <= s->res_fwd && http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
 		if (s->be)
@@ -1789,7 +1385,7 @@ static void http_xfer(struct stream *s)
 	if (!(t->flags & TX_F_REPLIED) && s->srv_exp && now_ms() >= s->srv_exp) {
 		t->flags |= TX_F_SRV_CLOSE;
 		if (!(t->flags & (TX_F_RES_GONE | TX_F_RES_STARTED)) && !s->res_fwd) {
-			if (l7_retry(s, RETRY_ON_RESP_TIMEOUT))
+			if (http_l7_retry(s, RETRY_ON_RESP_TIMEOUT))
 				return;
 			if (s->srv)
 				CNT_INC(s->srv->cnt.failed_resp);
@@ -1804,39 +1400,6 @@ static void http_xfer(struct stream *s)
 }
 
 /* ---- end of a transaction ---- */
-
-static void keep_or_close_server_conn(struct stream *s)
-{
-	struct http_txn *t = s->txn;
-	int reusable = conn_is_open(&s->sc) && s->srv &&
-	               !(t->flags & (TX_F_SRV_CLOSE | TX_F_REPLIED)) && t->req_body.done &&
-	               !s->req_fwd && s->res.data == 0 &&
-	               !(s->sc.flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT));
-
-	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
-	    !(t->flags & TX_F_SRV_CLOSE))
-		return;   /* untouched kept connection: stays */
-	if (!conn_is_open(&s->sc))
-		return;
-	if (s->srv && s->srv->pool_max_conn == 0)
-		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
-	if (reusable && (t->flags & TX_F_CLI_CLOSE) && s->be->http_reuse != PX_REUSE_NEVER &&
-	    srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
-		atomic_fetch_sub(&s->srv->used_conns, 1);
-		conn_init(&s->sc, s->task);
-		s->sc_srv = NULL;
-		return;
-	}
-	if (reusable && !(t->flags & TX_F_CLI_CLOSE)) {
-		s->sc_srv = s->srv;   /* kept for the next request of this client */
-		return;
-	}
-	atomic_fetch_sub(&(s->sc_srv ? s->sc_srv : s->srv)->used_conns, 1);
-	conn_close(&s->sc);
-	conn_init(&s->sc, s->task);
-	s->sc_srv = NULL;
-}
-
 
 /* Resets what is per transaction in the stream for the next request. */
 static void stream_next_txn(struct stream *s)
@@ -1875,7 +1438,7 @@ static void txn_end(struct stream *s)
 		stream_record_times(s);
 	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
-	keep_or_close_server_conn(s);
+	http_keep_or_close_server_conn(s);
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
 	/* as HAProxy, the log line no longer counts this stream in %bc and
@@ -1975,48 +1538,6 @@ uint64_t http_stream_expiry(const struct stream *s)
 	}
 }
 
-/* ---- connection reuse ---- */
-
-int http_reuse_conn(struct stream *s)
-{
-	struct http_txn *t = s->txn;
-	enum px_http_reuse mode = s->be->http_reuse;
-	int got = 0, reqs = 0;
-
-	if (conn_is_open(&s->sc)) {
-		if (s->sc_srv == s->srv) {
-			got = 1;
-			reqs = s->sc_reqs;
-		} else {
-			/* kept for another server: pool it, or close it */
-			if (mode == PX_REUSE_NEVER || srv_idle_put(s->sc_srv, &s->sc, s->sc_reqs) < 0)
-				conn_close(&s->sc);
-			atomic_fetch_sub(&s->sc_srv->used_conns, 1);
-			conn_init(&s->sc, s->task);
-			s->sc_srv = NULL;
-		}
-	}
-	if (!got && mode != PX_REUSE_NEVER &&
-	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
-	    srv_idle_take(s->srv, &s->sc, s->task,
-	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs)) {
-		atomic_fetch_add(&s->srv->used_conns, 1);
-		got = 1;
-	}
-	if (!got)
-		return 0;
-	s->sc_reqs = reqs + 1;
-	s->sc_srv = NULL;
-	s->http_flags |= SF_SC_REUSED;
-	CNT_INC(s->srv->cnt.reuse);
-	CNT_INC(s->be->be_cnt.reuse);
-	s->Tc = 0;
-	s->ctime_us = 0;
-	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
-	s->st = SST_HTTP_XFER;
-	return 1;
-}
-
 /* ---- release ---- */
 
 void http_stream_release(struct stream *s)
@@ -2050,173 +1571,3 @@ void http_stream_release(struct stream *s)
 	s->txn = NULL;
 }
 
-/* ---- TCP rules (both modes) ---- */
-
-static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum act_ruleset set,
-                                      int final, struct act_env *env)
-{
-	struct smp_ctx c;
-
-	smp_ctx_init(s, &c, SMP_DIR_REQ);
-	c.final = final;
-	if (set == ACT_TCP_REQ_CONT) {
-		c.req_data.ptr = buf_head(&s->req);
-		c.req_data.len = s->req.data;
-	}
-	memset(env, 0, sizeof(*env));
-	env->s = s;
-	env->px = s->fe;
-	env->set = set;
-	env->smp = &c;
-	if (set == ACT_TCP_REQ_CONT)
-		env->resume = s->tcp_resume;
-	return act_exec(rules, env);
-}
-
-int stream_tcp_conn_rules(struct stream *s)
-{
-	struct act_env env;
-	enum act_verdict v;
-	struct list *rules = &s->fe->tcp_req_conn_rules;
-
-	if (list_empty(rules))
-		return 0;
-	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONN, 1, &env);
-	if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
-		CNT_INC(s->fe->fe_cnt.denied_req);
-		return -1;
-	}
-	if (env.expect_proxy && s->st != SST_PROXY_HDR)
-		s->st = SST_PROXY_HDR;
-	if (!list_empty(&s->fe->tcp_req_sess_rules)) {
-		v = run_tcp_rules(s, &s->fe->tcp_req_sess_rules, ACT_TCP_REQ_SESS, 1, &env);
-		if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
-			CNT_INC(s->fe->fe_cnt.denied_req);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int stream_tcp_content_rules(struct stream *s)
-{
-	struct act_env env;
-	enum act_verdict v;
-	struct list *rules = &s->fe->tcp_req_cont_rules;
-	uint64_t limit;
-	int final;
-
-	if (list_empty(rules))
-		return 1;
-	limit = s->fe->tcp_inspect_delay ? s->accept_ms + (uint64_t)s->fe->tcp_inspect_delay : 0;
-	final = !limit || now_ms() >= limit || !buf_room(&s->req) ||
-	        (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP | CONN_F_ERROR));
-	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONT, final, &env);
-	switch (v) {
-	case ACT_V_YIELD:
-		s->tcp_resume = env.resume;
-		if (final)
-			return 1;
-		s->conn_exp = limit;
-		return 0;
-	case ACT_V_REJECT:
-	case ACT_V_DENY:
-	case ACT_V_ERROR:
-		CNT_INC(s->fe->fe_cnt.denied_req);
-		s->term[0] = 'P';
-		s->term[1] = 'R';
-		s->st = SST_CLOSED;
-		return -1;
-	default:
-		s->tcp_resume = NULL;
-		s->conn_exp = 0;
-		return 1;
-	}
-}
-
-/* ---- capture.* fetches: what the transaction captured ---- */
-
-/* The stream behind a context, if it is one of ours. */
-static struct stream *ctx_stream(const struct smp_ctx *ctx)
-{
-	return ctx->ops == &stream_smp_ops ? ctx->owner : NULL;
-}
-
-/* Word <n> (0-based) of the captured request line. */
-static int reqline_word(const struct http_txn *t, int n, struct sample *smp)
-{
-	const char *p = t->uri_copy, *end = t->uri_copy + t->uri_copy_len, *w;
-
-	if (!t->uri_copy_len)
-		return 0;
-	for (;;) {
-		w = p;
-		while (p < end && *p != ' ')
-			p++;
-		if (!n--)
-			break;
-		if (p == end)
-			return 0;
-		p++;
-	}
-	smp_set_const_str(smp, SMP_T_STR, w, (size_t)(p - w));
-	return 1;
-}
-
-static int fetch_cap_hdr(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
-{
-	struct stream *s = ctx_stream(ctx);
-	int64_t idx = args->n > 0 ? args->a[0].data.sint : 0;
-	char *const *caps;
-	int ncap;
-
-	if (!s || !s->txn || idx < 0)
-		return 0;
-	if (args->kw_priv) {   /* response */
-		caps = s->txn->res_cap;
-		ncap = s->fe->nres_cap;
-	} else {
-		caps = s->txn->req_cap;
-		ncap = s->fe->nreq_cap;
-	}
-	if (idx >= ncap || idx >= TXN_MAX_CAPTURES || !caps[idx])
-		return 0;
-	smp_set_const_str(smp, SMP_T_STR, caps[idx], strlen(caps[idx]));
-	return 1;
-}
-
-static int fetch_cap_reqline(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
-{
-	struct stream *s = ctx_stream(ctx);
-
-	if (!s || !s->txn)
-		return 0;
-	return reqline_word(s->txn, (int)(intptr_t)args->kw_priv, smp);
-}
-
-static int fetch_cap_res_ver(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
-{
-	struct stream *s = ctx_stream(ctx);
-
-	if (!s || !s->txn || s->txn->srv_status < 0)
-		return 0;
-	smp_set_const_str(smp, SMP_T_STR, (s->txn->res.flags & HTTP_F_VER_11) ? "HTTP/1.1" :
-	                  "HTTP/1.0", 8);
-	return 1;
-}
-
-static const struct smp_fetch_kw capture_fetches[] = {
-	{ "capture.req.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN },
-	{ "capture.res.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN,
-	  (const void *)1 },
-	{ "capture.req.method", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
-	  (const void *)0 },
-	{ "capture.req.uri", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
-	  (const void *)1 },
-	{ "capture.req.ver", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
-	  (const void *)2 },
-	{ "capture.res.ver", fetch_cap_res_ver, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN },
-	{ NULL }
-};
-
-SMP_REGISTER_FETCHES(capture_fetches)

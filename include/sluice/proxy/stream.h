@@ -89,8 +89,8 @@ struct stream {
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
-#define SF_SC_REUSED     0x0002   /* server connection of this txn was reused */
-#define SF_SC_PRIVATE    0x0004   /* server connection may not be shared */
+
+
 
 struct lf_expr;
 struct log_fields;

@@ -46,6 +46,14 @@ uint64_t http_stream_expiry(const struct stream *s);
 int  http_stream_abort(struct stream *s, char a, char b);
 /* Called by stream_free() in HTTP mode: last log, idle connection. */
 void http_stream_release(struct stream *s);
+/* stream_smp.c */
+struct smp_ctx;
+struct ist;
+/* Prepares <c> for evaluations on <s> in direction <dir> (final). */
+void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir);
+/* unique-id: rendered once per transaction (unique-id-format). */
+int  stream_unique_id(struct smp_ctx *ctx, struct ist *out);
+
 /* The backend for the stream (use_backend rules with their conditions and
  * dynamic names, default_backend, or the proxy itself for a listen). */
 struct proxy *stream_choose_backend(struct stream *s);
@@ -56,6 +64,11 @@ int  stream_tcp_conn_rules(struct stream *s);
  * 1 go on, 0 wait for more data (s->conn_exp: the inspect-delay end), -1
  * rejected (stream closed). */
 int  stream_tcp_content_rules(struct stream *s);
+/* stream_srvconn.c: retry-on and the server connection between requests */
+void http_retry_snapshot(struct stream *s);
+int  http_l7_retry(struct stream *s, unsigned int why);
+unsigned int http_retry_bit_of_status(int status);
+void http_keep_or_close_server_conn(struct stream *s);
 /* Connection reuse: fills s->sc with a reusable connection to s->srv if
  * the http-reuse mode allows one. Returns 1 if so. */
 int  http_reuse_conn(struct stream *s);

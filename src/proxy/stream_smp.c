@@ -1,0 +1,528 @@
+/* The sample context of a stream (what fetches see of it: addresses,
+ * names, backend and server figures, messages, bodies, variables), the
+ * log fields and log-format rendering, the capture.* fetches, and the TCP
+ * rule sets (tcp-request connection, session, content) that run on it in
+ * both modes. Split from stream_http.c; owner thread only, like the
+ * stream.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/pool.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/acl.h>
+#include <sluice/expr/sample.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
+#include <sluice/http/errors.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/h1_out.h>
+#include <sluice/http/msgedit.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/lb_hash.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
+#include <sluice/proxy/stream_int.h>
+
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+/* ---- sample context ---- */
+
+static struct proxy *arg_backend(const struct smp_ctx *ctx, const struct smp_arg *a)
+{
+	struct stream *s = ctx->owner;
+
+	if (!a)
+		return s->be;
+	if (a->resolved)
+		return a->resolved;
+	return a->text ? proxy_find(a->text, PX_CAP_BE) : NULL;
+}
+
+static int ops_addr(const struct smp_ctx *ctx, enum smp_addr_kind which,
+                    struct sockaddr_storage *out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_ADDR_CLI_SRC:
+		*out = s->cli.src;
+		break;
+	case SMP_ADDR_CLI_DST:
+		*out = *conn_dst(&s->cli);
+		break;
+	case SMP_ADDR_SRV_SRC:
+		if (!conn_is_open(&s->sc))
+			return 0;
+		*out = *conn_src(&s->sc);
+		break;
+	case SMP_ADDR_SRV_DST:
+		if (!s->srv)
+			return 0;
+		*out = s->srv->addr.ss;
+		break;
+	}
+	return out->ss_family != AF_UNSPEC;
+}
+
+static int ops_name(const struct smp_ctx *ctx, enum smp_name_kind which, const char **out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_NAME_FE:
+		*out = s->fe->name;
+		return 1;
+	case SMP_NAME_BE:
+		*out = s->be ? s->be->name : NULL;
+		return *out != NULL;
+	case SMP_NAME_SRV:
+		*out = s->srv ? s->srv->name : NULL;
+		return *out != NULL;
+	case SMP_NAME_LISTENER:
+		*out = s->lst && s->lst->bc->name ? s->lst->bc->name : NULL;
+		return *out != NULL;
+	}
+	return 0;
+}
+
+static int ops_id(const struct smp_ctx *ctx, enum smp_id_kind which, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+
+	switch (which) {
+	case SMP_ID_FE:
+		*out = s->fe->uuid;
+		return 1;
+	case SMP_ID_BE:
+		if (!s->be)
+			return 0;
+		*out = s->be->uuid;
+		return 1;
+	case SMP_ID_SRV:
+		if (!s->srv)
+			return 0;
+		*out = s->srv->puid;
+		return 1;
+	case SMP_ID_LISTENER: {
+		/* its position among the frontend's bind lines, from 1 */
+		struct list *pos;
+		int64_t n = 0;
+
+		if (!s->lst)
+			return 0;
+		for (pos = s->fe->binds.next; pos != &s->fe->binds; pos = pos->next) {
+			n++;
+			if (list_elem(pos, struct bind_conf, list) == s->lst->bc) {
+				*out = n;
+				return 1;
+			}
+		}
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
+                         enum smp_be_metric m, int64_t *out)
+{
+	struct proxy *be = arg_backend(ctx, arg);
+	int64_t n = 0, q;
+
+	if (!be)
+		return 0;
+	switch (m) {
+	case SMP_BE_NBSRV:
+		for (int i = 0; i < be->nsrv; i++)
+			n += srv_is_usable(be->srv[i]) ? 1 : 0;
+		break;
+	case SMP_BE_CONN:
+		n = atomic_load(&be->beconn);
+		break;
+	case SMP_BE_QUEUE:
+	case SMP_BE_AVG_QUEUE:
+		q = atomic_load(&be->queue.len);
+		for (int i = 0; i < be->nsrv; i++) {
+			q += atomic_load(&be->srv[i]->queue.len);
+			n += srv_is_usable(be->srv[i]) ? 1 : 0;
+		}
+		n = m == SMP_BE_QUEUE ? q : (n ? (q + n - 1) / n : q);
+		break;
+	case SMP_BE_CONNSLOTS:
+		for (int i = 0; i < be->nsrv; i++) {
+			struct server *sv = be->srv[i];
+			int mc = atomic_load(&sv->maxconn);
+
+			if (!srv_is_usable(sv))
+				continue;
+			if (!mc) {
+				*out = -1;   /* unlimited */
+				return 1;
+			}
+			n += mc - atomic_load(&sv->served) +
+			     (sv->maxqueue ? sv->maxqueue - atomic_load(&sv->queue.len) : 0);
+		}
+		break;
+	}
+	*out = n;
+	return 1;
+}
+
+static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_arg,
+                          const struct smp_arg *srv_arg, enum smp_srv_metric m, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+	struct server *sv = s->srv;
+
+	if (srv_arg) {
+		struct proxy *be = arg_backend(ctx, be_arg);
+
+		sv = srv_arg->resolved ? srv_arg->resolved :
+		     (be && srv_arg->text ? server_find(be, srv_arg->text) : NULL);
+	}
+	if (!sv)
+		return 0;
+	switch (m) {
+	case SMP_SRV_CONN:
+		*out = atomic_load(&sv->served);
+		break;
+	case SMP_SRV_QUEUE:
+		*out = atomic_load(&sv->queue.len);
+		break;
+	case SMP_SRV_IS_UP:
+		*out = srv_is_usable(sv);
+		break;
+	}
+	return 1;
+}
+
+int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
+{
+	struct stream *s = ctx->owner;
+	struct http_txn *t = s->txn;
+	char buf[1024];
+
+	if (!t || !s->fe->unique_id_fmt)
+		return 0;
+	if (!t->unique_id) {
+		size_t n = stream_lf_render(s, s->fe->unique_id_fmt, buf, sizeof(buf));
+
+		t->unique_id = malloc(n + 1);
+		if (!t->unique_id)
+			return 0;
+		memcpy(t->unique_id, buf, n + 1);
+	}
+	out->ptr = t->unique_id;
+	out->len = strlen(t->unique_id);
+	return 1;
+}
+
+static const struct smp_ops stream_smp_ops = {
+	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
+	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id,
+};
+
+/* What req.body / res.body see of a message whose head is parsed: the
+ * payload bytes in the buffer (<p>, <avail>), a chunked body with its
+ * framing removed (into a scratch buffer), and whether it is all there. */
+static void body_view(const struct http_msg *m, const char *p, size_t avail,
+                      struct ist *out, int *complete)
+{
+	*out = (struct ist){ p, avail };
+	*complete = 0;
+	if (m->flags & HTTP_F_BODYLESS) {
+		out->len = 0;
+		*complete = 1;
+	} else if (m->flags & HTTP_F_CHUNKED) {
+		struct h1_chunk c;
+		size_t size, used = 0, pos = 0;
+		char *dst = smp_trash_get(&size);
+
+		h1_chunk_init(&c);
+		c.opts = H1C_O_STOP_AFTER_DATA;
+		while (pos < avail && c.st != H1C_DONE && c.st != H1C_ERROR) {
+			size_t off = 0, len = 0, n = h1_chunk_feed(&c, p + pos, avail - pos, &off, &len);
+
+			if (len) {
+				if (len > size - used)
+					len = size - used;
+				memcpy(dst + used, p + pos + off, len);
+				used += len;
+			}
+			if (!n)
+				break;
+			pos += n;
+		}
+		*out = (struct ist){ dst, used };
+		*complete = c.st == H1C_DONE;
+	} else if (m->flags & HTTP_F_HAS_CL) {
+		if (avail > m->content_length)
+			out->len = (size_t)m->content_length;
+		*complete = avail >= m->content_length;
+	} else if (m->is_request || (m->flags & HTTP_F_XFER_LEN)) {
+		out->len = 0;
+		*complete = 1;
+	}
+}
+
+/* Prepares <c> for evaluations on <s>. */
+void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
+{
+	struct http_txn *t = s->txn;
+
+	memset(c, 0, sizeof(*c));
+	c->ops = &stream_smp_ops;
+	c->owner = s;
+	c->dir = dir;
+	c->final = 1;
+	c->thread = th_ctx->tid;
+	c->vars[VAR_SCOPE_SESS] = &s->vars_sess;
+	c->vars[VAR_SCOPE_TXN] = &s->vars_txn;   /* TCP mode; HTTP: the txn's */
+	c->req_len = s->req.data;
+	c->req_data.ptr = buf_head(&s->req);
+	c->req_data.len = s->req.data;
+	if (!t)
+		return;
+	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
+		c->req = &t->req;
+	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
+		body_view(&t->req, buf_head(&s->req) + t->req.head_len,
+		          s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0,
+		          &c->req_body, &c->req_body_complete);
+	if (t->res.head_len && !(t->flags & TX_F_RES_GONE)) {
+		size_t off = (size_t)s->res_fwd + t->res.head_len;
+
+		c->res = &t->res;
+		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
+		          &c->res_body, &c->res_body_complete);
+	}
+	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
+	c->txn_id = t->id;
+	c->vars[VAR_SCOPE_TXN] = &t->vars_txn;
+	c->vars[VAR_SCOPE_REQ] = &t->vars_req;
+	c->vars[VAR_SCOPE_RES] = &t->vars_res;
+}
+
+void stream_log_fields(struct stream *s, struct log_fields *f)
+{
+	struct http_txn *t = s->txn;
+
+	stream_log_fields_tcp(s, f);
+	if (!t)
+		return;
+	f->is_http = 1;
+	f->status = t->status;
+	f->req_line = t->uri_copy_len ? t->uri_copy : NULL;
+	f->req_line_len = t->uri_copy_len;
+	f->Tq = t->Tq;
+	f->TR = t->TR;
+	f->Ti = t->Ti;
+	f->Tr = t->Tr;
+	f->Ta = t->Ta;
+	f->req_caps = (const char *const *)t->req_cap;
+	f->nreq_caps = s->fe->nreq_cap;
+	f->res_caps = (const char *const *)t->res_cap;
+	f->nres_caps = s->fe->nres_cap;
+	memcpy(f->cookie_term, t->cookie_term[0] ? t->cookie_term : "--", 3);
+	f->req_counter = (unsigned int)t->id;
+	f->req_counter64 = t->id;
+	f->unique_id = t->unique_id;
+}
+
+size_t stream_lf_render(struct stream *s, const struct lf_expr *e, char *out, size_t room)
+{
+	struct log_fields f;
+	struct smp_ctx c;
+	struct http_txn *t = s->txn;
+
+	stream_smp_ctx_init(s, &c, t && t->res.head_len && !(t->flags & TX_F_RES_GONE) ?
+	                    SMP_DIR_RES : SMP_DIR_REQ);
+	stream_log_fields(s, &f);
+	f.smp = &c;
+	return lf_render(e, &f, out, room);
+}
+
+/* ---- TCP rules (both modes) ---- */
+
+static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum act_ruleset set,
+                                      int final, struct act_env *env)
+{
+	struct smp_ctx c;
+
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = final;
+	if (set == ACT_TCP_REQ_CONT) {
+		c.req_data.ptr = buf_head(&s->req);
+		c.req_data.len = s->req.data;
+	}
+	memset(env, 0, sizeof(*env));
+	env->s = s;
+	env->px = s->fe;
+	env->set = set;
+	env->smp = &c;
+	if (set == ACT_TCP_REQ_CONT)
+		env->resume = s->tcp_resume;
+	return act_exec(rules, env);
+}
+
+int stream_tcp_conn_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_conn_rules;
+
+	if (list_empty(rules))
+		return 0;
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONN, 1, &env);
+	if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		return -1;
+	}
+	if (env.expect_proxy && s->st != SST_PROXY_HDR)
+		s->st = SST_PROXY_HDR;
+	if (!list_empty(&s->fe->tcp_req_sess_rules)) {
+		v = run_tcp_rules(s, &s->fe->tcp_req_sess_rules, ACT_TCP_REQ_SESS, 1, &env);
+		if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+			CNT_INC(s->fe->fe_cnt.denied_req);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int stream_tcp_content_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_cont_rules;
+	uint64_t limit;
+	int final;
+
+	if (list_empty(rules))
+		return 1;
+	limit = s->fe->tcp_inspect_delay ? s->accept_ms + (uint64_t)s->fe->tcp_inspect_delay : 0;
+	final = !limit || now_ms() >= limit || !buf_room(&s->req) ||
+	        (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP | CONN_F_ERROR));
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_CONT, final, &env);
+	switch (v) {
+	case ACT_V_YIELD:
+		s->tcp_resume = env.resume;
+		if (final)
+			return 1;
+		s->conn_exp = limit;
+		return 0;
+	case ACT_V_REJECT:
+	case ACT_V_DENY:
+	case ACT_V_ERROR:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		s->term[0] = 'P';
+		s->term[1] = 'R';
+		s->st = SST_CLOSED;
+		return -1;
+	default:
+		s->tcp_resume = NULL;
+		s->conn_exp = 0;
+		return 1;
+	}
+}
+
+/* ---- capture.* fetches: what the transaction captured ---- */
+
+/* The stream behind a context, if it is one of ours. */
+static struct stream *ctx_stream(const struct smp_ctx *ctx)
+{
+	return ctx->ops == &stream_smp_ops ? ctx->owner : NULL;
+}
+
+/* Word <n> (0-based) of the captured request line. */
+static int reqline_word(const struct http_txn *t, int n, struct sample *smp)
+{
+	const char *p = t->uri_copy, *end = t->uri_copy + t->uri_copy_len, *w;
+
+	if (!t->uri_copy_len)
+		return 0;
+	for (;;) {
+		w = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (!n--)
+			break;
+		if (p == end)
+			return 0;
+		p++;
+	}
+	smp_set_const_str(smp, SMP_T_STR, w, (size_t)(p - w));
+	return 1;
+}
+
+static int fetch_cap_hdr(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+	int64_t idx = args->n > 0 ? args->a[0].data.sint : 0;
+	char *const *caps;
+	int ncap;
+
+	if (!s || !s->txn || idx < 0)
+		return 0;
+	if (args->kw_priv) {   /* response */
+		caps = s->txn->res_cap;
+		ncap = s->fe->nres_cap;
+	} else {
+		caps = s->txn->req_cap;
+		ncap = s->fe->nreq_cap;
+	}
+	if (idx >= ncap || idx >= TXN_MAX_CAPTURES || !caps[idx])
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, caps[idx], strlen(caps[idx]));
+	return 1;
+}
+
+static int fetch_cap_reqline(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+
+	if (!s || !s->txn)
+		return 0;
+	return reqline_word(s->txn, (int)(intptr_t)args->kw_priv, smp);
+}
+
+static int fetch_cap_res_ver(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct stream *s = ctx_stream(ctx);
+
+	if (!s || !s->txn || s->txn->srv_status < 0)
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, (s->txn->res.flags & HTTP_F_VER_11) ? "HTTP/1.1" :
+	                  "HTTP/1.0", 8);
+	return 1;
+}
+
+static const struct smp_fetch_kw capture_fetches[] = {
+	{ "capture.req.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN },
+	{ "capture.res.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)1 },
+	{ "capture.req.method", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)0 },
+	{ "capture.req.uri", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)1 },
+	{ "capture.req.ver", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
+	  (const void *)2 },
+	{ "capture.res.ver", fetch_cap_res_ver, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN },
+	{ NULL }
+};
+
+SMP_REGISTER_FETCHES(capture_fetches)

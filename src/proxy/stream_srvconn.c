@@ -1,0 +1,205 @@
+/* Server connections of HTTP streams: keeping one for the client's next
+ * request, handing it to the server's idle pool (srv_idle.c) or closing
+ * it at the end of a transaction, taking one per http-reuse, and retrying
+ * a request on a new connection (retry-on). Split from stream_http.c;
+ * owner thread only, like the stream.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/pool.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/acl.h>
+#include <sluice/expr/sample.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
+#include <sluice/http/errors.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/h1_out.h>
+#include <sluice/http/msgedit.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/lb_hash.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
+#include <sluice/proxy/stream_int.h>
+
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+/* ---- layer-7 retries (retry-on) ---- */
+
+/* Keeps a copy of the serialised request when it is already whole in the
+ * buffer (head just written at offset 0, body complete), as HAProxy
+ * retries only requests it still has entirely. */
+void http_retry_snapshot(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	size_t head = (size_t)s->req_fwd, avail = s->req.data - head, len;
+
+	if (t->req_body.done) {
+		len = head;
+	} else if (t->req_body.chunked) {
+		struct h1_chunk c = t->req_body.chunk;
+		size_t n = h1_chunk_feed(&c, buf_head(&s->req) + head, avail, NULL, NULL);
+
+		if (c.st != H1C_DONE)
+			return;
+		len = head + n;
+	} else if (t->req_body.left <= avail) {
+		len = head + (size_t)t->req_body.left;
+	} else {
+		return;
+	}
+	t->retry_copy = malloc(len);
+	if (!t->retry_copy)
+		return;
+	memcpy(t->retry_copy, buf_head(&s->req), len);
+	t->retry_len = len;
+}
+
+/* Retries the request when <why> is one of the backend's retry-on
+ * conditions, a copy of the request exists, retries are left and nothing
+ * of a response went to the client. The server connection is dropped, the
+ * request put back in front of what the client sent after it, and the
+ * stream goes back to connecting (or to the balancer on redispatch).
+ * Returns 1 if it did. */
+int http_l7_retry(struct stream *s, unsigned int why)
+{
+	struct http_txn *t = s->txn;
+	size_t keep;
+
+	if (!(s->be->retry_on & why) || !t->retry_copy || s->retries_left <= 0 || !s->srv ||
+	    (t->flags & TX_F_RES_STARTED) || s->res_fwd)
+		return 0;
+	keep = s->req.data > s->req_fwd ? s->req.data - (size_t)s->req_fwd : 0;
+	if (t->retry_len + keep > s->req.size)
+		return 0;
+	if (conn_is_open(&s->sc)) {
+		atomic_fetch_sub(&s->srv->used_conns, 1);
+		conn_close(&s->sc);
+		conn_init(&s->sc, s->task);
+	}
+	s->sc_srv = NULL;
+	/* pipelined bytes after the request move behind the copy */
+	memmove(s->req.area + t->retry_len, buf_head(&s->req) + (s->req.data - keep), keep);
+	memcpy(s->req.area, t->retry_copy, t->retry_len);
+	s->req.head = 0;
+	s->req.data = t->retry_len + keep;
+	s->req_fwd = t->retry_len;
+	s->res.head = s->res.data = 0;
+	s->res_fwd = 0;
+	t->flags &= ~(TX_F_RES_GONE | TX_F_SRV_CLOSE);
+	t->res.head_len = 0;
+	t->res.nhdrs = 0;
+	t->resp_interim = 0;
+	t->srv_status = -1;
+	t->req_sent_ms = 0;
+	s->srv_exp = 0;
+	stream_retry(s);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return 1;
+}
+
+unsigned int http_retry_bit_of_status(int status)
+{
+	switch (status) {
+	case 404: return RETRY_ON_404;
+	case 408: return RETRY_ON_408;
+	case 425: return RETRY_ON_425;
+	case 500: return RETRY_ON_500;
+	case 501: return RETRY_ON_501;
+	case 502: return RETRY_ON_502;
+	case 503: return RETRY_ON_503;
+	case 504: return RETRY_ON_504;
+	default:  return 0;
+	}
+}
+
+/* ---- end of a transaction ---- */
+
+void http_keep_or_close_server_conn(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	int reusable = conn_is_open(&s->sc) && s->srv &&
+	               !(t->flags & (TX_F_SRV_CLOSE | TX_F_REPLIED)) && t->req_body.done &&
+	               !s->req_fwd && s->res.data == 0 &&
+	               !(s->sc.flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT));
+
+	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
+	    !(t->flags & TX_F_SRV_CLOSE))
+		return;   /* untouched kept connection: stays */
+	if (!conn_is_open(&s->sc))
+		return;
+	if (s->srv && s->srv->pool_max_conn == 0)
+		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
+	if (reusable && (t->flags & TX_F_CLI_CLOSE) && s->be->http_reuse != PX_REUSE_NEVER &&
+	    srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
+		atomic_fetch_sub(&s->srv->used_conns, 1);
+		conn_init(&s->sc, s->task);
+		s->sc_srv = NULL;
+		return;
+	}
+	if (reusable && !(t->flags & TX_F_CLI_CLOSE)) {
+		s->sc_srv = s->srv;   /* kept for the next request of this client */
+		return;
+	}
+	atomic_fetch_sub(&(s->sc_srv ? s->sc_srv : s->srv)->used_conns, 1);
+	conn_close(&s->sc);
+	conn_init(&s->sc, s->task);
+	s->sc_srv = NULL;
+}
+
+
+/* ---- connection reuse ---- */
+
+int http_reuse_conn(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	enum px_http_reuse mode = s->be->http_reuse;
+	int got = 0, reqs = 0;
+
+	if (conn_is_open(&s->sc)) {
+		if (s->sc_srv == s->srv) {
+			got = 1;
+			reqs = s->sc_reqs;
+		} else {
+			/* kept for another server: pool it, or close it */
+			if (mode == PX_REUSE_NEVER || srv_idle_put(s->sc_srv, &s->sc, s->sc_reqs) < 0)
+				conn_close(&s->sc);
+			atomic_fetch_sub(&s->sc_srv->used_conns, 1);
+			conn_init(&s->sc, s->task);
+			s->sc_srv = NULL;
+		}
+	}
+	if (!got && mode != PX_REUSE_NEVER &&
+	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
+	    srv_idle_take(s->srv, &s->sc, s->task,
+	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs)) {
+		atomic_fetch_add(&s->srv->used_conns, 1);
+		got = 1;
+	}
+	if (!got)
+		return 0;
+	s->sc_reqs = reqs + 1;
+	s->sc_srv = NULL;
+	CNT_INC(s->srv->cnt.reuse);
+	CNT_INC(s->be->be_cnt.reuse);
+	s->Tc = 0;
+	s->ctime_us = 0;
+	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
+	s->st = SST_HTTP_XFER;
+	return 1;
+}
+
