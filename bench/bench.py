@@ -2,24 +2,39 @@
 """sluice benchmarks: sluice and HAProxy side by side on the same config.
 
 One nginx origin (bench/nginx.conf.in); for each scenario, rounds alternate
-sluice and HAProxy (the order flips every round), each round starting the
-proxy afresh and running wrk against it. For each scenario it prints the
-median requests/s and p99 latency of each side, the ratio of medians, and
-the difference of mean requests/s with its 95% confidence interval (Welch's
-t). Not a test: it asserts nothing; numbers go to doc/benchmarks.md.
+its two sides (sluice and HAProxy, or two settings of sluice for an A/B),
+the order flipping every round, each round starting the proxy afresh and
+running wrk against it. For each scenario it prints the median requests/s
+and p99 latency of each side, the ratio of medians, the difference of mean
+requests/s with its 95% confidence interval (Welch's t), the ratio of
+geometric means with its interval, and the proxy's CPU time per request
+(from /proc, a cost that other jobs on the machine disturb less than they
+disturb requests/s). Not a test: it asserts nothing; numbers go to
+doc/benchmarks.md.
 
-Loopback only; every run is bounded by wrk's duration. The sluice binary is
+Queue scenarios (issue 4) also sample the queue and the number of server
+connections half-way through each round; wakeup-ab reads `show activity`
+and `show locks` on the stats socket after each round. `flood` is not a
+timed comparison but one run per proxy at the most connections the
+descriptor limit allows, about half of them queued: it reports errors,
+watchdog events, and the proxy's RSS before, at peak and after.
+
+Loopback only; every run is bounded by wrk's duration (and a timeout on
+wrk itself). The descriptor limit of this process, inherited by wrk, nginx
+and the proxies, is raised to min(20000, hard limit). The sluice binary is
 copied once at the start, so that a rebuild during a run cannot mix two
-builds. With --perf, one extra sluice run per scenario (not counted) is
+builds. With --perf, one extra run per side and scenario (not counted) is
 sampled with `perf record -e cpu-clock -g` and the top symbols are printed.
 
     python3 bench/bench.py [--rounds N] [--duration S] [--scenario NAME ...]
                            [--scenarios NAME,NAME] [--perf]
+                           [--flood-conns N] [--flood-maxconn N]
 """
 import argparse
 import math
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -27,28 +42,74 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
 CLOSE = ["-H", "Connection: close"]
+# a queued request may wait longer than wrk's default 2 s timeout
+QUEUE_WRK = ["--timeout", "10s"]
+# 4000 clients fit under HAProxy's descriptor check at maxconn 9000 (it
+# reserves two descriptors per connection); nothing may time out in a queue
+QUEUE_ENV = {"BENCH_MAXCONN": "9000", "BENCH_TIMEOUT_QUEUE": "120s"}
+FD_LIMIT = 20000
+# descriptors neither proxy spends on connections: listeners, pollers,
+# eventfds, the stats socket, logs (sluice reserves 100 in its own check)
+FD_RESERVED = 100
 
-# name -> (config file, server options, wrk connections, extra wrk
-# arguments, description)
+# the two sides of a comparison: (label, program, environment overrides)
+PROXIES = (("sluice", "sluice", {}), ("haproxy", "haproxy", {}))
+WAKEUP_AB = (("instant", "sluice", {"BENCH_WAKEUP": "instant"}),
+             ("shared-runqueue", "sluice", {"BENCH_WAKEUP": "shared-runqueue"}))
+QUEUE_AB = (("queue", "sluice", {"BENCH_SRV_OPTS": "maxconn 16"}),
+            ("noqueue", "sluice", {"BENCH_SRV_OPTS": "weight 1"}))
+
+
+def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
+             sample=False, probe=False, kind="ab"):
+    """sample: queue and server connections half-way through each round;
+    probe: `show activity` and `show locks` after each round."""
+    return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
+            "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
+            "kind": kind}
+
+
 SCENARIOS = {
-    "tcp-ka-100": ("tcp.cfg", "weight 1", 100, [],
-                   "TCP mode, 100 keep-alive clients, no queue"),
-    "tcp-conn-100": ("tcp.cfg", "weight 1", 100, CLOSE,
-                     "TCP mode, 100 clients, a new connection per request"),
-    "http-ka-100": ("http.cfg", "weight 1", 100, [],
-                    "HTTP mode, 100 keep-alive clients, no queue"),
-    "http-close-100": ("http.cfg", "weight 1", 100, CLOSE,
-                       "HTTP mode, 100 clients, Connection: close on every request"),
+    "tcp-ka-100": scenario("tcp.cfg", 100, "TCP mode, 100 keep-alive clients, no queue"),
+    "tcp-conn-100": scenario("tcp.cfg", 100, "TCP mode, 100 clients, a new connection per request",
+                             wrk=CLOSE),
+    "http-ka-100": scenario("http.cfg", 100, "HTTP mode, 100 keep-alive clients, no queue"),
+    "http-close-100": scenario("http.cfg", 100,
+                               "HTTP mode, 100 clients, Connection: close on every request",
+                               wrk=CLOSE),
     # diagnosis of http-close-100: the same without idle server connections
     # (with http-reuse safe a first request never takes one anyway)
-    "http-close-100-nopool": ("http.cfg", "pool-max-conn 0", 100, CLOSE,
-                              "as http-close-100, idle server pool off (pool-max-conn 0)"),
+    "http-close-100-nopool": scenario("http.cfg", 100,
+                                      "as http-close-100, idle server pool off (pool-max-conn 0)",
+                                      srv="pool-max-conn 0", wrk=CLOSE),
+    # issue 4: server queues under overload (bench/queue.cfg)
+    "queue-4000": scenario("queue.cfg", 4000,
+                           "HTTP keep-alive, 4000 clients, one server at maxconn 16",
+                           srv="maxconn 16", wrk=QUEUE_WRK, env=QUEUE_ENV, sample=True),
+    "noqueue-4000": scenario("queue.cfg", 4000,
+                             "HTTP keep-alive, 4000 clients, one server without maxconn",
+                             wrk=QUEUE_WRK, env=QUEUE_ENV, sample=True),
+    "noqueue-16": scenario("queue.cfg", 16,
+                           "HTTP keep-alive, 16 clients, one server without maxconn",
+                           wrk=QUEUE_WRK, env=QUEUE_ENV, sample=True),
+    "queue-vs-noqueue-4000": scenario("queue.cfg", 4000,
+                                      "sluice only: 4000 clients, server at maxconn 16 "
+                                      "vs without maxconn", wrk=QUEUE_WRK, env=QUEUE_ENV,
+                                      sides=QUEUE_AB, sample=True),
+    "wakeup-ab": scenario("queue.cfg", 4000,
+                          "sluice only: queue-4000 with tune.queue.wakeup instant "
+                          "vs shared-runqueue", srv="maxconn 16", wrk=QUEUE_WRK,
+                          env=QUEUE_ENV, sides=WAKEUP_AB, sample=True, probe=True),
+    "flood": scenario("queue.cfg", 0, "as many keep-alive clients as the descriptor limit "
+                      "allows, about half of them queued", wrk=["--timeout", "30s"],
+                      env={"BENCH_TIMEOUT_QUEUE": "10s"}, kind="flood"),
 }
 
 # two-sided 97.5% quantiles of Student's t for df 1..30; normal beyond
@@ -81,6 +142,15 @@ def welch(a, b):
     return ma - mb, t975(df) * math.sqrt(se2)
 
 
+def ratio_ci(a, b):
+    """Ratio of geometric means a/b and its 95% interval: Welch's interval
+    on the logarithms, mapped back (answers "is A at least k times B?")."""
+    la = [math.log(max(x, 1e-9)) for x in a]
+    lb = [math.log(max(x, 1e-9)) for x in b]
+    d, hw = welch(la, lb)
+    return math.exp(d), math.exp(d - hw), math.exp(d + hw)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -101,17 +171,22 @@ def wait_port(port, timeout=5.0):
 
 
 def parse_wrk(out):
+    """wrk's summary: req/s, p99 in ms (or None), errors, requests, and the
+    error counts by kind."""
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     p99 = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
-    errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    total = re.search(r"(\d+) requests in", out)
     lat = None
     if p99:
         lat = float(p99.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
-    nerr = int(errs.group(1)) if errs else 0
-    if sock:
-        nerr += sum(int(x) for x in sock.groups())
-    return (float(rps.group(1)) if rps else 0.0), lat, nerr
+    kinds = {"non2xx": int(non2xx.group(1)) if non2xx else 0}
+    for k, v in zip(("connect", "read", "write", "timeout"), sock.groups() if sock else ()):
+        kinds[k] = int(v)
+    return {"rps": float(rps.group(1)) if rps else 0.0, "p99": lat,
+            "errors": sum(kinds.values()), "requests": int(total.group(1)) if total else 0,
+            "error_kinds": kinds}
 
 
 def sigint_default():
@@ -120,12 +195,11 @@ def sigint_default():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def run_proxy(side, binary, cfg, env, work):
-    log = open(os.path.join(work, side + ".log"), "w")
-    p = subprocess.Popen([binary, "-d" if side == "sluice" else "-db", "-f", cfg],
-                         env=env, stdout=log, stderr=subprocess.STDOUT,
-                         preexec_fn=sigint_default)
-    return p
+def run_proxy(label, program, binary, cfg, env, work):
+    log = open(os.path.join(work, label + ".log"), "w")
+    flag = "-db" if program == "haproxy" else "-d"
+    return subprocess.Popen([binary, flag, "-f", cfg], env=env, stdout=log,
+                            stderr=subprocess.STDOUT, preexec_fn=sigint_default)
 
 
 def stop(p):
@@ -153,68 +227,361 @@ def start_origin(work):
     return nginx, port
 
 
-def start_side(a, side, scen, work, origin_port):
+def start_side(a, side, scen, work, origin_port, extra_env=None):
     """Starts one proxy on a fresh port; returns (process, frontend port)."""
-    cfgname, srvopts = scen[0], scen[1]
+    label, program, side_env = side
     fe_port = free_port()
-    env = dict(os.environ, BENCH_WORK=work, BENCH_NAME=side,
+    env = dict(os.environ, BENCH_WORK=work, BENCH_NAME=label,
                BENCH_FE_PORT=str(fe_port), BENCH_ORIGIN_PORT=str(origin_port),
-               BENCH_SRV_OPTS=srvopts)
-    binary = a.sluice if side == "sluice" else a.haproxy
-    p = run_proxy(side, binary, os.path.join(HERE, cfgname), env, work)
+               BENCH_SRV_OPTS=scen["srv"])
+    env.update(scen["env"])
+    env.update(side_env)
+    env.update(extra_env or {})
+    binary = a.sluice if program == "sluice" else a.haproxy
+    p = run_proxy(label, program, binary, os.path.join(HERE, scen["cfg"]), env, work)
     if not wait_port(fe_port):
         stop(p)
-        sys.exit("%s did not start (see %s/%s.log)" % (side, work, side))
+        sys.exit("%s did not start (see %s/%s.log)" % (label, work, label))
     return p, fe_port
 
 
-def wrk_cmd(a, scen, fe_port):
-    conns, extra = scen[2], scen[3]
-    return (["wrk"] + extra + ["-t2", "-c%d" % conns, "-d%ds" % a.duration, "--latency",
-                               "http://127.0.0.1:%d/" % fe_port])
+def wrk_cmd(a, scen, fe_port, conns=None, duration=None):
+    return (["wrk"] + scen["wrk"] + ["-t2", "-c%d" % (conns or scen["conns"]),
+                                     "-d%ds" % (duration or a.duration), "--latency",
+                                     "http://127.0.0.1:%d/" % fe_port])
 
+
+def run_wrk(cmd, duration):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60).stdout
+
+
+# ---- the stats socket and the process, seen from outside ----
+
+def cli(work, label, cmd):
+    """One command on a proxy's stats socket; its answer ("" if it failed)."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    out = b""
+    try:
+        s.connect(os.path.join(work, label + ".sock"))
+        s.sendall(cmd.encode() + b"\n")
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return out.decode(errors="replace")
+
+
+def stat_rows(work, label):
+    """`show stat` as {(pxname, svname): {column: value}}."""
+    rows, head = {}, None
+    for line in cli(work, label, "show stat").splitlines():
+        if line.startswith("# "):
+            head = line[2:].split(",")
+        elif head and line:
+            f = line.split(",")
+            rows[(f[0], f[1])] = dict(zip(head, f))
+    return rows
+
+
+def stat_int(rows, px, sv, col):
+    try:
+        return int(rows.get((px, sv), {}).get(col) or 0)
+    except ValueError:
+        return 0
+
+
+def server_conns(origin_port):
+    """Established connections toward the origin (only one proxy runs)."""
+    r = subprocess.run(["ss", "-Htn", "state", "established",
+                        "( dport = :%d )" % origin_port], capture_output=True, text=True)
+    return len([l for l in r.stdout.splitlines() if l.strip()])
+
+
+def rss_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for l in f:
+                if l.startswith("VmRSS:"):
+                    return int(l.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_ms(pid):
+    """CPU time (user + system) the process has used so far, in ms."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def open_fds(pid):
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return 0
+
+
+def sample_queue(work, label, origin_port):
+    rows = stat_rows(work, label)
+    return {"qcur": stat_int(rows, "be", "BACKEND", "qcur"),
+            "served": stat_int(rows, "be", "origin", "scur"),
+            "srv_conns": server_conns(origin_port)}
+
+
+# ---- timed rounds ----
 
 def run_round(a, side, scen, work, origin_port):
-    """One wrk run against a fresh proxy: (req/s, p99 ms or None, errors)."""
+    """One wrk run against a fresh proxy: wrk's figures, plus the mid-run
+    sample and the after-run probe when the scenario asks for them."""
     p, fe_port = start_side(a, side, scen, work, origin_port)
-    out = subprocess.run(wrk_cmd(a, scen, fe_port), capture_output=True, text=True,
-                         timeout=a.duration + 30).stdout
+    sample = {}
+    timer = None
+    if scen["sample"]:
+        timer = threading.Timer(a.duration / 2.0, lambda: sample.update(
+            sample_queue(work, side[0], origin_port)))
+        timer.start()
+    cpu0 = cpu_ms(p.pid)
+    res = parse_wrk(run_wrk(wrk_cmd(a, scen, fe_port), a.duration))
+    cpu = cpu_ms(p.pid) - cpu0
+    # the proxy's CPU time per request: a cost that the other jobs of the
+    # machine disturb much less than they disturb requests/s
+    res["cpu_us"] = cpu * 1000.0 / res["requests"] if res["requests"] else float("nan")
+    if timer:
+        timer.join()
+    res["sample"] = sample
+    if scen["probe"]:
+        res["probe"] = {c: cli(work, side[0], c) for c in ("show activity", "show locks")}
     stop(p)
-    return parse_wrk(out)
+    return res
 
 
-def perf_profile(a, scen, work, origin_port):
-    """One more sluice run (not counted) under perf; prints the top symbols."""
-    p, fe_port = start_side(a, "sluice", scen, work, origin_port)
-    data = os.path.join(work, "perf.data")
-    rec = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-g", "-o", data,
-                            "-p", str(p.pid), "--", "sleep", str(a.duration)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    subprocess.run(wrk_cmd(a, scen, fe_port), capture_output=True, text=True,
-                   timeout=a.duration + 30)
-    rec.wait(a.duration + 30)
-    stop(p)
-    rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort",
-                          "symbol", "--stdio", "-g", "none", "--percent-limit", "1"],
+def perf_report(data, args, limit):
+    rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--stdio",
+                          "-g", "none", "--percent-limit", "1"] + args,
                          capture_output=True, text=True).stdout
     rows = [l for l in rep.splitlines() if l.strip() and not l.startswith("#")]
-    print("  perf (sluice, self time, >= 1%):")
-    for l in rows[:20]:
+    for l in rows[:limit]:
         print("    " + re.sub(r"(\s+-)+\s*$", "", l.strip()))
 
 
-def report(name, desc, res, lat, errors):
-    ms, mh = statistics.median(res["sluice"]), statistics.median(res["haproxy"])
-    diff, hw = welch(res["sluice"], res["haproxy"])
-    print("%s — %s" % (name, desc))
-    for side in ("sluice", "haproxy"):
-        print("  %-7s: median %9.0f req/s, p99 %7.2f ms, errors %d; rounds: %s" %
-              (side, statistics.median(res[side]), statistics.median(lat[side]),
-               errors[side], " ".join("%.0f" % x for x in res[side])))
-    print("  ratio sluice/haproxy: %.3f; difference of means: %+.0f req/s "
-          "(95%% CI %+.0f .. %+.0f)" % (ms / mh if mh else float("nan"),
-                                       diff, diff - hw, diff + hw))
+def perf_profile(a, scen, side, work, origin_port):
+    """One more run of a side (not counted) under a system-wide perf: prints
+    how the CPU time splits between programs (proxy, wrk, nginx, anything
+    else running), then the proxy's top symbols."""
+    p, fe_port = start_side(a, side, scen, work, origin_port)
+    data = os.path.join(work, "perf.data")
+    rec = subprocess.Popen(["perf", "record", "-a", "-e", "cpu-clock", "-g", "-o", data,
+                            "--", "sleep", str(a.duration)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    res = parse_wrk(run_wrk(wrk_cmd(a, scen, fe_port), a.duration))
+    rec.wait(a.duration + 30)
+    stop(p)
+    print("  perf, %s run (%.0f req/s): CPU time by program, all CPUs:" % (side[0], res["rps"]))
+    perf_report(data, ["--sort", "comm"], 8)
+    print("  perf, %s: self time by symbol, >= 1%% of its own samples:" % side[0])
+    perf_report(data, ["--pid", str(p.pid), "--percentage", "relative",
+                       "--sort", "dso,symbol"], 30)
 
+
+ACTIVITY_KEYS = ("queue_wakeup", "loops", "tasks_run", "wake_local", "wake_remote",
+                 "wake_elided", "wake_instant", "signals_sent", "signals_rcvd", "sleeps",
+                 "budget_left", "wdt_warnings")
+
+
+def print_probe(label, probe, requests):
+    print("  %s, after its last round (%d requests in that round):" % (label, requests))
+    for line in probe["show activity"].splitlines():
+        if line.split(":")[0] in ACTIVITY_KEYS:
+            print("    " + line.rstrip())
+    for line in probe["show locks"].splitlines()[:6]:
+        print("    " + line.rstrip())
+
+
+def report(name, scen, res):
+    (la, _, _), (lb, _, _) = scen["sides"]
+    rps = {l: [r["rps"] for r in res[l]] for l in (la, lb)}
+    ma, mb = statistics.median(rps[la]), statistics.median(rps[lb])
+    diff, hw = welch(rps[la], rps[lb])
+    print("%s — %s" % (name, scen["desc"]))
+    for l in (la, lb):
+        p99 = [r["p99"] if r["p99"] is not None else float("nan") for r in res[l]]
+        print("  %-15s: median %9.0f req/s, p99 %8.2f ms, errors %d; rounds: %s" %
+              (l, statistics.median(rps[l]), statistics.median(p99),
+               sum(r["errors"] for r in res[l]), " ".join("%.0f" % x for x in rps[l])))
+        print("  %-15s  proxy CPU per request: median %.1f us; rounds: %s" %
+              ("", statistics.median(r["cpu_us"] for r in res[l]),
+               " ".join("%.1f" % r["cpu_us"] for r in res[l])))
+        samples = [r["sample"] for r in res[l] if r["sample"]]
+        if samples:
+            print("  %-15s  mid-round (median of rounds): queued %d, served %d, "
+                  "server connections %d" % ("", *(statistics.median(s[k] for s in samples)
+                                                   for k in ("qcur", "served", "srv_conns"))))
+    print("  ratio %s/%s: %.3f; difference of means: %+.0f req/s "
+          "(95%% CI %+.0f .. %+.0f)" % (la, lb, ma / mb if mb else float("nan"),
+                                       diff, diff - hw, diff + hw))
+    print("  ratio of geometric means: %.3f (95%% CI %.3f .. %.3f)" %
+          ratio_ci(rps[la], rps[lb]))
+    print("  CPU per request %s/%s: %.3f (95%% CI %.3f .. %.3f)" %
+          ((la, lb) + ratio_ci([r["cpu_us"] for r in res[la]], [r["cpu_us"] for r in res[lb]])))
+    if scen["probe"]:
+        for l in (la, lb):
+            print_probe(l, res[l][-1]["probe"], res[l][-1]["requests"])
+
+
+def run_ab(a, name, scen, work, origin_port):
+    sides = scen["sides"]
+    res = {s[0]: [] for s in sides}
+    for r in range(a.rounds):
+        order = sides if r % 2 == 0 else sides[::-1]
+        for side in order:
+            res[side[0]].append(run_round(a, side, scen, work, origin_port))
+    report(name, scen, res)
+    if a.perf:
+        for side in sides:
+            perf_profile(a, scen, side, work, origin_port)
+    return res
+
+
+def report_cross(results):
+    """sluice with and without the queue, from two scenarios' rounds."""
+    if "queue-4000" not in results or "noqueue-4000" not in results:
+        return
+    q = [r["rps"] for r in results["queue-4000"]["sluice"]]
+    n = [r["rps"] for r in results["noqueue-4000"]["sluice"]]
+    diff, hw = welch(q, n)
+    print("sluice queue-4000 vs noqueue-4000 (rounds of two scenarios, not interleaved):")
+    print("  medians %.0f vs %.0f req/s, ratio %.3f; difference of means %+.0f "
+          "(95%% CI %+.0f .. %+.0f)" % (statistics.median(q), statistics.median(n),
+                                        statistics.median(q) / statistics.median(n),
+                                        diff, diff - hw, diff + hw))
+    print("  ratio of geometric means %.3f (95%% CI %.3f .. %.3f)\n" % ratio_ci(q, n))
+
+
+# ---- flood ----
+
+def flood_size(a):
+    """(clients, global maxconn, server maxconn) that fit the limit: each
+    client connection costs the proxy two descriptors (sluice keeps the
+    server connection with the client's stream between requests, queued or
+    not; HAProxy reserves two per connection in its maxconn check)."""
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    gmax = (limit - FD_RESERVED) // 2
+    clients = a.flood_conns or (gmax - 50) // 100 * 100
+    srv = a.flood_maxconn or clients * 3 // 10
+    return clients, max(gmax, clients + 10), srv
+
+
+class Sampler(threading.Thread):
+    """Samples a proxy every half second: RSS, descriptors, queue."""
+
+    def __init__(self, work, label, pid, origin_port):
+        super().__init__(daemon=True)
+        self.args = (work, label, pid, origin_port)
+        self.samples = []
+        self.done = threading.Event()
+
+    def run(self):
+        work, label, pid, origin_port = self.args
+        while not self.done.wait(0.5):
+            s = sample_queue(work, label, origin_port)
+            s.update(rss=rss_kb(pid), fds=open_fds(pid))
+            self.samples.append(s)
+
+
+def run_flood_side(a, side, scen, work, origin_port):
+    clients, gmax, srvmax = flood_size(a)
+    label = side[0]
+    p, fe_port = start_side(a, side, scen, work, origin_port, {
+        "BENCH_MAXCONN": str(gmax), "BENCH_SRV_OPTS": "maxconn %d" % srvmax})
+    time.sleep(1)
+    out = {"rss_before": rss_kb(p.pid), "pools_before": cli(work, label, "show pools")}
+    sampler = Sampler(work, label, p.pid, origin_port)
+    sampler.start()
+    out["wrk"] = parse_wrk(run_wrk(wrk_cmd(a, scen, fe_port, clients, a.flood_duration),
+                                   a.flood_duration))
+    sampler.done.set()
+    sampler.join()
+    out["samples"] = sampler.samples
+    out["rss_after"] = []
+    for delay in (1, 5, 10):
+        time.sleep(delay - (out["rss_after"][-1][0] if out["rss_after"] else 0))
+        out["rss_after"].append((delay, rss_kb(p.pid), server_conns(origin_port)))
+    out["pools_after"] = cli(work, label, "show pools")
+    out["activity"] = cli(work, label, "show activity")
+    out["stat"] = stat_rows(work, label)
+    stop(p)
+    with open(os.path.join(work, label + ".log")) as f:
+        out["wdt_lines"] = [l.rstrip() for l in f
+                            if re.search(r"watchdog|stuck|about to kill", l, re.I)]
+    return out
+
+
+def pools_summary(text):
+    keep = [l.strip() for l in text.splitlines()
+            if l.strip().startswith("- Pool") or l.startswith("Total")]
+    # HAProxy lists every pool it knows; its total says enough
+    return keep if len(keep) <= 8 else [l for l in keep if l.startswith("Total")]
+
+
+def report_flood_side(label, o):
+    w, st, smp = o["wrk"], o["stat"], o["samples"]
+    mb = lambda kb: kb / 1024.0
+    print("  %s: %.0f req/s, p99 %.2f ms, %d requests; wrk errors: %s" %
+          (label, w["rps"], w["p99"] or float("nan"), w["requests"],
+           ", ".join("%s %d" % kv for kv in sorted(w["error_kinds"].items()))))
+    if smp:
+        print("    queued: mean %.0f, max %d; served max %d; server connections max %d; "
+              "descriptors max %d (%d samples)" %
+              (statistics.mean(s["qcur"] for s in smp), max(s["qcur"] for s in smp),
+               max(s["served"] for s in smp), max(s["srv_conns"] for s in smp),
+               max(s["fds"] for s in smp), len(smp)))
+    print("    show stat: frontend hrsp_5xx %d, ereq %d; backend econ %d (queue timeouts "
+          "count here), eresp %d, qmax %d" %
+          (stat_int(st, "fe", "FRONTEND", "hrsp_5xx"), stat_int(st, "fe", "FRONTEND", "ereq"),
+           stat_int(st, "be", "BACKEND", "econ"), stat_int(st, "be", "BACKEND", "eresp"),
+           stat_int(st, "be", "BACKEND", "qmax")))
+    peak = max([s["rss"] for s in smp] + [o["rss_before"]])
+    print("    RSS: before %.1f MB, peak %.1f MB, after %s" %
+          (mb(o["rss_before"]), mb(peak), ", ".join(
+              "+%ds %.1f MB (%d server conns)" % (d, mb(r), c) for d, r, c in o["rss_after"])))
+    for name, key in (("before", "pools_before"), ("after", "pools_after")):
+        for l in pools_summary(o[key]):
+            print("    pools %s: %s" % (name, l))
+    for l in o["activity"].splitlines():
+        if l.startswith(("wdt_warnings", "accepted")):
+            print("    " + l.rstrip())
+    print("    watchdog lines on stderr: %d%s" % (len(o["wdt_lines"]), "".join(
+        "\n      " + l for l in o["wdt_lines"][:10])))
+
+
+def run_flood(a, name, scen, work, origin_port):
+    clients, gmax, srvmax = flood_size(a)
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    print("%s — %s" % (name, scen["desc"]))
+    print("  descriptor limit %d per process: the proxy needs 2 per client connection "
+          "+ ~%d, so %d clients (global maxconn %d); wrk and nginx each need about %d "
+          "of their own" % (limit, FD_RESERVED, clients, gmax, clients))
+    print("  server maxconn %d, timeout queue %s, wrk -t2 -c%d -d%ds %s" %
+          (srvmax, scen["env"]["BENCH_TIMEOUT_QUEUE"], clients, a.flood_duration,
+           " ".join(scen["wrk"])))
+    res = {}
+    for side in scen["sides"]:
+        res[side[0]] = run_flood_side(a, side, scen, work, origin_port)
+        report_flood_side(side[0], res[side[0]])
+    return res
+
+
+# ---- main ----
 
 def parse_args():
     ap = argparse.ArgumentParser()
@@ -225,7 +592,12 @@ def parse_args():
     ap.add_argument("--scenarios", default="",
                     help="comma-separated scenarios to run")
     ap.add_argument("--perf", action="store_true",
-                    help="profile one extra sluice run per scenario with perf")
+                    help="profile one extra run per side and scenario with perf")
+    ap.add_argument("--flood-conns", type=int, default=0,
+                    help="flood clients (default: what the descriptor limit allows)")
+    ap.add_argument("--flood-maxconn", type=int, default=0,
+                    help="flood server maxconn (default: 30%% of the clients)")
+    ap.add_argument("--flood-duration", type=int, default=15)
     ap.add_argument("--sluice", default=os.path.join(TOP, "sluice"))
     ap.add_argument("--haproxy", default=shutil.which("haproxy") or "/usr/sbin/haproxy")
     a = ap.parse_args()
@@ -237,6 +609,15 @@ def parse_args():
     return a
 
 
+def raise_fd_limit():
+    """ulimit -n min(20000, hard), inherited by every process started."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = FD_LIMIT if hard == resource.RLIM_INFINITY else min(FD_LIMIT, hard)
+    if soft != want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
 def print_machine(a):
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
     cpu = ""
@@ -245,45 +626,39 @@ def print_machine(a):
             if l.startswith("model name"):
                 cpu = l.split(":", 1)[1].strip()
                 break
-    print("machine: %d cores (%s), %.0f GiB; Linux %s" %
-          (os.cpu_count(), cpu, mem, os.uname().release))
+    print("machine: %d cores (%s), %.0f GiB; Linux %s; load average %s" %
+          (os.cpu_count(), cpu, mem, os.uname().release,
+           " ".join("%.2f" % x for x in os.getloadavg())))
     for name, cmd in (("haproxy", [a.haproxy, "-v"]), ("sluice", [a.sluice, "-v"]),
                       ("nginx", ["nginx", "-v"]), ("wrk", ["wrk", "-v"])):
         r = subprocess.run(cmd, capture_output=True, text=True)
         first = (r.stdout + r.stderr).strip().splitlines()
         print("%-8s %s" % (name + ":", first[0] if first else "?"))
+    print("descriptors: ulimit -n %d (hard %d)" % resource.getrlimit(resource.RLIMIT_NOFILE))
     print("rounds: %d x %ds per side, alternating, wrk -t2\n" % (a.rounds, a.duration))
 
 
 def main():
     a = parse_args()
-    for tool in ("nginx", "wrk") + (("perf",) if a.perf else ()):
+    for tool in ("nginx", "wrk", "ss") + (("perf",) if a.perf else ()):
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             sys.exit("missing %s: run 'make bench-deps'" % tool)
+    raise_fd_limit()
     work = tempfile.mkdtemp(prefix="sluice-bench-")
     # one build for every round, whatever happens to the tree meanwhile
     shutil.copy2(a.sluice, os.path.join(work, "sluice"))
     a.sluice = os.path.join(work, "sluice")
     nginx, origin_port = start_origin(work)
     print_machine(a)
+    results = {}
     try:
         for name in a.names:
             scen = SCENARIOS[name]
-            res = {"sluice": [], "haproxy": []}
-            lat = {"sluice": [], "haproxy": []}
-            errors = {"sluice": 0, "haproxy": 0}
-            for r in range(a.rounds):
-                order = ["sluice", "haproxy"] if r % 2 == 0 else ["haproxy", "sluice"]
-                for side in order:
-                    rps, p99, nerr = run_round(a, side, scen, work, origin_port)
-                    res[side].append(rps)
-                    lat[side].append(p99 if p99 is not None else float("nan"))
-                    errors[side] += nerr
-            report(name, scen[4], res, lat, errors)
-            if a.perf:
-                perf_profile(a, scen, work, origin_port)
+            run = run_flood if scen["kind"] == "flood" else run_ab
+            results[name] = run(a, name, scen, work, origin_port)
             print()
             sys.stdout.flush()
+        report_cross(results)
     finally:
         stop(nginx)
         shutil.rmtree(work, ignore_errors=True)
