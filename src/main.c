@@ -28,6 +28,7 @@
 #include <sluice/cfg/cond.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
@@ -258,6 +259,7 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 		threads_wake_all();
 		return t;
 	}
+	pool_maybe_trim(atomic_load(&global.actconn), th_ctx->now_ms);
 	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ? 100 : 250));
 	return t;
 }

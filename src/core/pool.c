@@ -12,19 +12,33 @@
  * returned) and <used> (handed out, minus released) may go negative on one
  * thread when objects migrate; only their sums mean something.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/global.h>
 #include <sluice/core/pool.h>
 
-/* Free objects kept per pool and thread. None under AddressSanitizer: a
- * reused object would hide a use-after-free from it. */
+/* Free objects kept per pool and thread: about POOL_CACHE_BYTES worth,
+ * between 16 and 4096 objects, so that a flood of connections does not
+ * leave hundreds of megabytes cached once it is over (64 buffers, 4096
+ * tasks). None under AddressSanitizer: a reused object would hide a
+ * use-after-free from it. */
 #if defined(__SANITIZE_ADDRESS__)
-#define POOL_CACHE_MAX 0
+#define POOL_CACHE_BYTES 0
 #else
-#define POOL_CACHE_MAX 4096
+#define POOL_CACHE_BYTES (1024 * 1024)
 #endif
+
+static int cache_bound(size_t size)
+{
+	size_t n;
+
+	if (!POOL_CACHE_BYTES)
+		return 0;
+	n = POOL_CACHE_BYTES / (size ? size : 1);
+	return n < 16 ? 16 : n > 4096 ? 4096 : (int)n;
+}
 
 struct free_obj {
 	struct free_obj *next;
@@ -95,7 +109,7 @@ static void cache_put(struct pool *p, void *obj)
 	struct free_obj *f = obj;
 
 	c->used--;
-	if (c->count < POOL_CACHE_MAX) {
+	if (c->count < cache_bound(p->size ? p->size : (size_t)global.bufsize)) {
 		f->next = c->head;
 		c->head = f;
 		c->count++;
@@ -169,4 +183,23 @@ int pool_get_stats(struct pool_stats *out, int max)
 		n++;
 	}
 	return n;
+}
+
+/* After a peak of connections (a flood) is over, gives the freed memory
+ * back to the system: the caches are bounded, but the allocator keeps
+ * freed blocks in its arenas until asked (malloc_trim). Called about every
+ * 250 ms by thread 0 with the current number of connections; trims at most
+ * every 2 s, and only once the count fell below half of its peak. */
+void pool_maybe_trim(int actconn, uint64_t now_ms)
+{
+	static int peak;
+	static uint64_t last_ms;
+
+	if (actconn > peak)
+		peak = actconn;
+	if (peak < 256 || actconn * 2 > peak || now_ms - last_ms < 2000)
+		return;
+	malloc_trim(0);
+	peak = actconn;
+	last_ms = now_ms;
 }

@@ -486,6 +486,10 @@ void do_assign(struct stream *s)
 		return;
 	case LB_QUEUE_SRV:
 	case LB_QUEUE_BE:
+		/* a queued request must not keep an idle server connection to
+		 * itself: 4000 waiting keep-alive clients would hold 4000 */
+		if (s->txn)
+			http_release_kept_conn(s);
 		s->srv_queue_len = s->be_queue_len = 0;   /* set when it leaves */
 		s->pend.pos_from = NULL;
 		s->queue_ms = th_ctx->now_ms;

@@ -203,3 +203,16 @@ int http_reuse_conn(struct stream *s)
 	return 1;
 }
 
+
+void http_release_kept_conn(struct stream *s)
+{
+	struct server *sv = s->sc_srv;
+
+	if (!conn_is_open(&s->sc) || !sv)
+		return;
+	atomic_fetch_sub(&sv->used_conns, 1);
+	if (sv->be->http_reuse == PX_REUSE_NEVER || srv_idle_put(sv, &s->sc, s->sc_reqs) < 0)
+		conn_close(&s->sc);
+	conn_init(&s->sc, s->task);
+	s->sc_srv = NULL;
+}

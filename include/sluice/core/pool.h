@@ -26,6 +26,9 @@ void *pool_zalloc(struct pool *p);
 /* The same without zeroing: for large objects whose users initialise what
  * they use (an HTTP transaction's header arrays and arenas). */
 void *pool_alloc(struct pool *p);
+/* Returns freed memory to the system once a connection peak is over
+ * (thread 0's periodic task; see pool.c). */
+void pool_maybe_trim(int actconn, uint64_t now_ms);
 /* Back to the calling thread's cache (or to the system past its bound). */
 void  pool_free(struct pool *p, void *obj);
 

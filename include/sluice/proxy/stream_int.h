@@ -69,6 +69,9 @@ void http_retry_snapshot(struct stream *s);
 int  http_l7_retry(struct stream *s, unsigned int why);
 unsigned int http_retry_bit_of_status(int status);
 void http_keep_or_close_server_conn(struct stream *s);
+/* Gives the server connection kept since the previous request to its
+ * server's idle pool (or closes it): the stream is about to wait. */
+void http_release_kept_conn(struct stream *s);
 /* Connection reuse: fills s->sc with a reusable connection to s->srv if
  * the http-reuse mode allows one. Returns 1 if so. */
 int  http_reuse_conn(struct stream *s);
