@@ -261,16 +261,8 @@ static int check_date(struct smp_args *args, char *err, size_t errlen)
 	intptr_t unit = 1;
 
 	if (args->n > 1 && args->a[1].type != ARGT_STOP) {
-		const char *u = args->a[1].text;
-
-		if (strcmp(u, "s") == 0)
-			unit = 1;
-		else if (strcmp(u, "ms") == 0)
-			unit = 1000;
-		else if (strcmp(u, "us") == 0)
-			unit = 1000000;
-		else
-			return errmsg_set(err, errlen, "unknown unit '%s' (s, ms or us)", u);
+		if (smp_parse_time_unit(args->a[1].text, &unit, err, errlen) < 0)
+			return -1;
 	}
 	args->priv = (void *)unit;
 	return 0;

@@ -1130,3 +1130,16 @@ int smp_check_use(unsigned int use, unsigned int avail, const char *what,
 			                  "it needs %s which is not available here", what, names[i]);
 	return 0;
 }
+
+int smp_parse_time_unit(const char *u, intptr_t *unit, char *err, size_t errlen)
+{
+	if (strcmp(u, "s") == 0)
+		*unit = 1;
+	else if (strcmp(u, "ms") == 0)
+		*unit = 1000;
+	else if (strcmp(u, "us") == 0)
+		*unit = 1000000;
+	else
+		return errmsg_set(err, errlen, "unknown unit '%s' (s, ms or us)", u);
+	return 0;
+}

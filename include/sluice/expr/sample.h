@@ -418,6 +418,9 @@ int smp_parse_ipv4_mask(const char *s, struct in_addr *mask);
 int smp_ipv6_to_ipv4(const struct in6_addr *a6, struct in_addr *a4);
 int smp_parse_ipv6_mask(const char *s, struct in6_addr *mask);
 int smp_str_to_sint(const char *p, size_t len, int64_t *out);   /* strict */
+/* The unit argument of date(), http_date()...: "s" 1, "ms" 1000, "us"
+ * 1000000 into *unit; 0, or -1 with a message. */
+int smp_parse_time_unit(const char *u, intptr_t *unit, char *err, size_t errlen);
 /* Strict base64 (padding required) or base64url (<url>, padding optional)
  * decoding into <out>; the length, or -1 if invalid or too long. */
 long smp_base64_decode(const char *in, size_t len, int url, unsigned char *out, size_t cap);
