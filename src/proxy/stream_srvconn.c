@@ -144,7 +144,11 @@ void http_keep_or_close_server_conn(struct stream *s)
 		return;
 	if (s->srv && s->srv->pool_max_conn == 0)
 		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
-	if (reusable && (t->flags & TX_F_CLI_CLOSE) && s->be->http_reuse != PX_REUSE_NEVER &&
+	/* the client leaves, or requests wait for this server: the connection
+	 * goes where they can take it, instead of staying with this client */
+	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || atomic_load(&s->srv->queue.len) ||
+	                 atomic_load(&s->be->queue.len)) &&
+	    s->be->http_reuse != PX_REUSE_NEVER &&
 	    srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
 		atomic_fetch_sub(&s->srv->used_conns, 1);
 		conn_init(&s->sc, s->task);
