@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sluice/cfg/tokenize.h>
 #include <sluice/core/errmsg.h>
+#include <sluice/core/hexdigit.h>
 
 #define TOK_VARNAME_MAX 256    /* longest variable name looked up */
 
@@ -79,17 +80,6 @@ static int is_alpha_(char c)
 static int is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 
@@ -164,8 +154,8 @@ static int tok_escape(struct tok *t, const char *p)
 	case 't':
 		return tok_putc(t, '\t') < 0 ? -1 : 2;
 	case 'x':
-		hi = p + 2 < t->end ? hex_value(p[2]) : -1;
-		lo = p + 3 < t->end ? hex_value(p[3]) : -1;
+		hi = p + 2 < t->end ? hex_digit_value(p[2]) : -1;
+		lo = p + 3 < t->end ? hex_digit_value(p[3]) : -1;
 		if (hi < 0 || lo < 0)
 			return tok_fail(t, "invalid '\\x' sequence at column %d: two hexadecimal "
 			                "digits expected", tok_col(t, p));

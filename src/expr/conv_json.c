@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/expr/sample.h>
+#include <sluice/core/hexdigit.h>
 
 const int expr_conv_json_anchor;
 
@@ -299,17 +300,6 @@ static int find_step(struct scan *s, const struct json_step *st)
 	}
 }
 
-static int hexdigit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The byte an escape "\<c>..." at <p> (after the backslash) stands for, or
  * -1 when HAProxy 2.6 refuses it: only \" \\ \b \f \n \r \t and \u00XX
  * are decoded; <*used> receives the characters read after the backslash. */
@@ -323,8 +313,8 @@ static int unescape_one(const char *p, const char *e, size_t *used)
 	if (*p == 'u') {
 		if (e - p < 5 || p[1] != '0' || p[2] != '0')
 			return -1;
-		hi = hexdigit(p[3]);
-		lo = hexdigit(p[4]);
+		hi = hex_digit_value(p[3]);
+		lo = hex_digit_value(p[4]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		*used = 5;

@@ -13,6 +13,7 @@
 #include <sluice/expr/regex.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
+#include <sluice/core/hexdigit.h>
 
 const int expr_conv_str_anchor;
 
@@ -428,22 +429,12 @@ static int smp_conv_hex(const struct smp_args *args, struct sample *smp, struct 
 	return 1;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static int smp_conv_hex2i(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	uint64_t v = 0;
 
 	for (size_t i = 0; i < smp->data.str.len; i++) {
-		int d = hexval(smp->data.str.ptr[i]);
+		int d = hex_digit_value(smp->data.str.ptr[i]);
 
 		if (d < 0)
 			return 0;
@@ -548,8 +539,8 @@ static int smp_conv_url_dec(const struct smp_args *args, struct sample *smp, str
 
 			if (i + 2 >= in.len)
 				return 0;
-			h = hexval(in.ptr[i + 1]);
-			l = hexval(in.ptr[i + 2]);
+			h = hex_digit_value(in.ptr[i + 1]);
+			l = hex_digit_value(in.ptr[i + 2]);
 			if (h < 0 || l < 0)
 				return 0;
 			c = (char)(h << 4 | l);

@@ -17,6 +17,7 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
 #include <sluice/expr/sample.h>
+#include <sluice/core/hexdigit.h>
 
 const int expr_fetch_internal_anchor;
 
@@ -156,16 +157,6 @@ struct bin_const {
 	unsigned char data[];
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 static int check_bin(struct smp_args *args, char *err, size_t errlen)
 {
 	const char *s = args->a[0].text;
@@ -178,7 +169,7 @@ static int check_bin(struct smp_args *args, char *err, size_t errlen)
 	if (!b)
 		return errmsg_set(err, errlen, "out of memory");
 	for (size_t i = 0; i < len; i += 2) {
-		int h = hexval(s[i]), l = hexval(s[i + 1]);
+		int h = hex_digit_value(s[i]), l = hex_digit_value(s[i + 1]);
 
 		if (h < 0 || l < 0) {
 			free(b);

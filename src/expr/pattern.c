@@ -26,6 +26,7 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/expr/pattern.h>
 #include <sluice/expr/regex.h>
+#include <sluice/core/hexdigit.h>
 
 struct pat_entry {
 	struct pat_entry *list_next;   /* insertion order */
@@ -282,14 +283,6 @@ static int parse_ip(const char *s, int nodns, int *family, int *plen, uint8_t *a
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Strips leading and trailing delimiters (dir, dom patterns). */
 static void strip_delims(const char **p, size_t *len, const char *delims)
 {
@@ -382,7 +375,7 @@ static int parse_entry(struct pat_entry *e, const struct pat_expr *x, const char
 		if (!e->owned)
 			return errmsg_set(err, errlen, "out of memory");
 		for (size_t i = 0; i < len; i += 2) {
-			int h = hexval(key[i]), l = hexval(key[i + 1]);
+			int h = hex_digit_value(key[i]), l = hex_digit_value(key[i + 1]);
 
 			if (h < 0 || l < 0)
 				return errmsg_set(err, errlen, "'%s' is not a hex string", key);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/http/msgedit.h>
+#include <sluice/core/hexdigit.h>
 #include "act_int.h"
 
 static int parse_normalize(struct act_rule *, struct proxy *, char **, int, char *, size_t);
@@ -183,17 +184,6 @@ static int strip_dotdot(struct ist in, struct out *o, int full)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 3986 section 2.3 */
 static int is_unreserved(int c)
 {
@@ -215,8 +205,8 @@ static int percent_pass(struct ist in, struct out *o, int upper, int strict)
 				return -1;
 			continue;
 		}
-		hi = i + 1 < in.len ? hexval(in.ptr[i + 1]) : -1;
-		lo = i + 2 < in.len ? hexval(in.ptr[i + 2]) : -1;
+		hi = i + 1 < in.len ? hex_digit_value(in.ptr[i + 1]) : -1;
+		lo = i + 2 < in.len ? hex_digit_value(in.ptr[i + 2]) : -1;
 		if (hi < 0 || lo < 0) {
 			if (strict)
 				return NU_INVALID;
