@@ -63,59 +63,63 @@ static _Atomic int shared_rq_len;
 
 #define TASK_URGENT 0x0008u   /* instant wake-up: next run goes to TC_URGENT */
 
-/* ---- timer heap (owner only) ---- */
+/* ---- timer heap (owner only) ----
+ * Slots hold their key inline so that sifting reads one array. A slot's key
+ * is never later than its task's expire (0 = the timer was cancelled):
+ * run_timers() re-files or drops a slot whose key came due early. */
 
-static void heap_swap(struct timer_heap *h, int a, int b)
+static void heap_set(struct timer_heap *h, int i, struct timer_ent e)
 {
-	struct task *ta = h->slots[a], *tb = h->slots[b];
-
-	h->slots[a] = tb;
-	h->slots[b] = ta;
-	tb->heap_idx = a;
-	ta->heap_idx = b;
+	h->slots[i] = e;
+	e.task->heap_idx = i;
 }
 
 static void heap_up(struct timer_heap *h, int i)
 {
+	struct timer_ent e = h->slots[i];
+
 	while (i > 0) {
 		int parent = (i - 1) / 2;
 
-		if (h->slots[parent]->expire <= h->slots[i]->expire)
+		if (h->slots[parent].key <= e.key)
 			break;
-		heap_swap(h, parent, i);
+		heap_set(h, i, h->slots[parent]);
 		i = parent;
 	}
+	heap_set(h, i, e);
 }
 
 static void heap_down(struct timer_heap *h, int i)
 {
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
+	struct timer_ent e = h->slots[i];
 
-		if (l < h->count && h->slots[l]->expire < h->slots[m]->expire)
-			m = l;
-		if (r < h->count && h->slots[r]->expire < h->slots[m]->expire)
-			m = r;
-		if (m == i)
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = l;
+
+		if (l >= h->count)
 			break;
-		heap_swap(h, i, m);
+		if (r < h->count && h->slots[r].key < h->slots[l].key)
+			m = r;
+		if (e.key <= h->slots[m].key)
+			break;
+		heap_set(h, i, h->slots[m]);
 		i = m;
 	}
+	heap_set(h, i, e);
 }
 
-static int heap_insert(struct timer_heap *h, struct task *t)
+static int heap_insert(struct timer_heap *h, struct task *t, uint64_t key)
 {
 	if (h->count == h->cap) {
 		int ncap = h->cap ? h->cap * 2 : 256;
-		struct task **n = realloc(h->slots, ncap * sizeof(*n));
+		struct timer_ent *n = realloc(h->slots, ncap * sizeof(*n));
 
 		if (!n)
 			return -1;
 		h->slots = n;
 		h->cap = ncap;
 	}
-	t->heap_idx = h->count;
-	h->slots[h->count++] = t;
+	heap_set(h, h->count++, (struct timer_ent){ key, t });
 	heap_up(h, t->heap_idx);
 	return 0;
 }
@@ -126,13 +130,13 @@ static void heap_remove(struct timer_heap *h, struct task *t)
 
 	if (i < 0)
 		return;
+	t->heap_idx = -1;
 	h->count--;
 	if (i != h->count) {
-		heap_swap(h, i, h->count);
+		heap_set(h, i, h->slots[h->count]);
 		heap_down(h, i);
-		heap_up(h, i);
+		heap_up(h, i);   /* no-op if heap_down moved it */
 	}
-	t->heap_idx = -1;
 }
 
 /* ---- thread set-up ---- */
@@ -198,20 +202,18 @@ void task_set_expire(struct task *t, uint64_t expire)
 {
 	struct timer_heap *h = &thread_ctx[t->tid].timers;
 
-	if (t->expire == expire && (expire == 0) == (t->heap_idx < 0))
-		return;
 	t->expire = expire;
-	if (!expire) {
-		heap_remove(h, t);
-		return;
-	}
+	if (!expire)
+		return;                 /* the slot, if any, is dropped when due */
 	if (t->heap_idx < 0) {
-		if (heap_insert(h, t) < 0)
+		if (heap_insert(h, t, expire) < 0)
 			t->expire = 0;   /* out of memory: the task keeps no timer */
 		return;
 	}
-	heap_down(h, t->heap_idx);
-	heap_up(h, t->heap_idx);
+	if (expire < h->slots[t->heap_idx].key) {
+		h->slots[t->heap_idx].key = expire;
+		heap_up(h, t->heap_idx);
+	}
 }
 
 static void local_enqueue(struct thread_ctx *tc, struct task *t, int klass)
@@ -369,21 +371,31 @@ static void shared_rq_pull(struct thread_ctx *tc, int budget)
 	lock_release(&shared_rq_lock);
 }
 
+/* Fires due timers. A slot whose key came due before its task's expiry was
+ * pushed back is re-filed under the new date; one whose timer was cancelled
+ * is dropped. Each counts against the budget. */
 static int run_timers(struct thread_ctx *tc, int budget)
 {
 	struct timer_heap *h = &tc->timers;
 
 	while (h->count && budget--) {
-		struct task *t = h->slots[0];
+		struct task *t = h->slots[0].task;
 
-		if (t->expire > tc->now_ms)
+		if (h->slots[0].key > tc->now_ms)
 			return 0;
+		if (t->expire > tc->now_ms) {
+			h->slots[0].key = t->expire;
+			heap_down(h, 0);
+			continue;
+		}
 		heap_remove(h, t);
+		if (!t->expire)
+			continue;
 		t->expire = 0;
 		tc->act.timers_fired++;
 		task_wakeup(t, TASK_WOKEN_TIMER);
 	}
-	return h->count && h->slots[0]->expire <= tc->now_ms;
+	return h->count && h->slots[0].key <= tc->now_ms;
 }
 
 static void run_one(struct thread_ctx *tc, struct task *t)
@@ -444,7 +456,7 @@ int sched_run(struct thread_ctx *tc)
 
 uint64_t sched_next_expiry(struct thread_ctx *tc)
 {
-	return tc->timers.count ? tc->timers.slots[0]->expire : 0;
+	return tc->timers.count ? tc->timers.slots[0].key : 0;
 }
 
 int sched_prepare_sleep(struct thread_ctx *tc)

@@ -45,10 +45,29 @@ static void test_timer_order(void)
 		task_set_expire(tasks[i], base + 1 + (uint64_t)(rand() % 5000));
 	for (int i = 3; i < 1000; i += 10)
 		task_set_expire(tasks[i], 0);
+	/* push some later and pull some earlier, as I/O does: a task must fire
+	 * at its last expiry, never at a date it had before */
+	for (int i = 1; i < 1000; i += 5)
+		task_set_expire(tasks[i], tasks[i]->expire ? tasks[i]->expire + 1000 : 0);
+	for (int i = 2; i < 1000; i += 9)
+		if (tasks[i]->expire > base + 100)
+			task_set_expire(tasks[i], tasks[i]->expire - 100);
+	/* cancelled, then armed again later than the slot it left behind */
+	for (int i = 13; i < 1000; i += 50)
+		if (tasks[i]->expire) {
+			uint64_t e = tasks[i]->expire;
+
+			task_set_expire(tasks[i], 0);
+			task_set_expire(tasks[i], e + 300);
+		}
+	uint64_t want[1000];
+
+	for (int i = 0; i < 1000; i++)
+		want[i] = tasks[i]->expire;
 
 	CHECK(sched_next_expiry(tc) > base);
 	/* advance time in steps; each step fires only what is due */
-	for (uint64_t now = base; now <= base + 5001; now += 50) {
+	for (uint64_t now = base; now <= base + 6401; now += 50) {
 		tc->now_ms = now;
 		while (sched_run(tc))
 			;
@@ -62,6 +81,9 @@ static void test_timer_order(void)
 		if (fired_at[a] > fired_at[b])
 			CHECK(!"fired out of order");
 	}
+	for (int i = 0; i < 1000; i++)
+		if (want[i] && (fired_at[i] < want[i] || fired_at[i] >= want[i] + 50))
+			CHECK(!"fired before its expiry or a step late");
 	for (int i = 3; i < 1000; i += 10)
 		CHECK(fired_at[i] == 0);
 	for (int i = 0; i < 1000; i++)

@@ -42,7 +42,8 @@ struct task {
 	uint8_t tid;              /* owner thread, fixed at creation */
 	uint8_t klass;            /* enum task_class used on wake-up */
 	int heap_idx;             /* timer heap slot, -1 if none; owner only */
-	uint64_t expire;          /* ms, 0 = never; owner only */
+	uint64_t expire;          /* ms, 0 = never; owner only. The heap slot's
+	                           * key may be earlier (see task_set_expire) */
 	task_fn process;
 	void *ctx;
 	const char *name;         /* for dumps */
@@ -67,8 +68,13 @@ struct activity {
 	uint64_t budget_exhausted; /* loops that left work for the next one */
 };
 
+struct timer_ent {
+	uint64_t key;             /* the date this slot is ordered by */
+	struct task *task;
+};
+
 struct timer_heap {
-	struct task **slots;
+	struct timer_ent *slots;
 	int count;
 	int cap;
 };
@@ -131,8 +137,11 @@ void task_instant_wakeup(struct task *t, unsigned int reason);
 void task_instant_wakeup_defer(struct task *t, unsigned int reason, uint64_t *to_signal);
 void sched_signal_threads(uint64_t mask);
 
-/* Sets the expiry (0 = none) and (re)positions the task in the timer heap.
- * Owner only. */
+/* Sets the expiry (0 = none). Owner only. A later expiry (the usual case:
+ * a timeout pushed back by I/O) only records the date; the heap slot keeps
+ * its earlier key and is re-filed when that key comes due. An earlier one
+ * moves the slot up at once. So the common call is O(1), and a task never
+ * fires before its expiry. */
 void task_set_expire(struct task *t, uint64_t expire);
 
 /* Runs expired timers, then the run lists in bounded batches. Returns
@@ -154,7 +163,8 @@ static inline uint64_t sched_now_ns(void)
 	return th_ctx->now_ns;
 }
 
-/* Earliest timer expiry of the thread (0 = none). */
+/* Earliest timer key of the thread (0 = none): a date at which the thread
+ * must look at its timers, possibly before any of them is really due. */
 uint64_t sched_next_expiry(struct thread_ctx *tc);
 
 /* Sleep protocol: returns 1 if the thread may sleep (inbox empty, sleeping
