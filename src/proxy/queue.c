@@ -57,6 +57,16 @@
  * locks are released (task_instant_wakeup_defer()): the task is in its
  * owner's inbox by then, so only the system call waits.
  *
+ * The connection moves with the slot: a releaser whose server connection
+ * is idle and reusable offers it (srv_release_slot_offer()), and the first
+ * waiter served takes it if its reuse mode allows (pend.take_conn), so it
+ * neither connects nor searches its own thread's idle pool, which under a
+ * queue is often empty while the releasing thread's overflows. Under the
+ * lock only the descriptor changes hands. After unlocking, a releaser on
+ * another thread deletes the descriptor from its poller (before it polls
+ * again, so no event of it reaches the old owner); the waiter registers
+ * it with its own.
+ *
  * Moving: a waiter may change queues only under both locks (server, then
  * backend); queue_remove() re-reads p->q after locking and retries if the
  * waiter moved meanwhile.
@@ -100,6 +110,7 @@ void pendconn_init(struct pendconn *p, struct task *t)
 	memset(p, 0, sizeof(*p));
 	list_init(&p->link);
 	p->task = t;
+	p->hfd = -1;
 }
 
 /* ---- priority tree (red-black, intrusive; queue lock held) ---- */
@@ -453,7 +464,7 @@ int srv_take_slot(struct server *srv)
 	return 0;
 }
 
-int queue_process(struct server *srv)
+static int queue_handover(struct server *srv, struct conn_offer *o)
 {
 	struct proxy *be = srv->be;
 	int handed = 0, usable;
@@ -486,6 +497,13 @@ int queue_process(struct server *srv)
 		p->srv = srv;    /* published by the store of q below */
 		p->left_from = from;
 		p->slot_ns = now;
+		if (o && o->fd >= 0 && p->take_conn && (p->take_conn == 1 || o->reqs >= 2)) {
+			p->hfd = o->fd;
+			p->hreqs = o->reqs;
+			p->htid = th_ctx->tid;
+			o->taker_tid = p->task->tid;
+			o->fd = -1;
+		}
 		atomic_store_explicit(&p->q, NULL, memory_order_release);
 		task_instant_wakeup_defer(p->task, TASK_WOKEN_QUEUE, &to_signal);
 		handed++;
@@ -499,10 +517,21 @@ int queue_process(struct server *srv)
 	return handed;
 }
 
+int queue_process(struct server *srv)
+{
+	return queue_handover(srv, NULL);
+}
+
 void srv_release_slot(struct server *srv)
 {
 	atomic_fetch_sub(&srv->served, 1);
-	queue_process(srv);
+	queue_handover(srv, NULL);
+}
+
+void srv_release_slot_offer(struct server *srv, struct conn_offer *o)
+{
+	atomic_fetch_sub(&srv->served, 1);
+	queue_handover(srv, o);
 }
 
 void queue_kick(struct server *srv)
@@ -528,6 +557,7 @@ int queue_add(struct pendconn *p, struct proxy *be, struct server *srv)
 	p->srv = NULL;
 	p->left_from = NULL;
 	p->slot_ns = 0;
+	p->hfd = -1;
 	p->enq_ns = sched_now_ns();
 	lock_take(&q->lock);
 	if (srv && srv->maxqueue && atomic_load(&q->len) >= srv->maxqueue) {

@@ -288,8 +288,15 @@ void stream_release_server(struct stream *s)
  * (now the stream's to use or release), or NULL. */
 static struct server *stream_leave_queue(struct stream *s)
 {
+	struct server *srv;
+
 	s->queued = 0;
-	return queue_remove(&s->pend);
+	srv = queue_remove(&s->pend);
+	/* the releaser's connection came with the slot: this stream keeps
+	 * it, as if from its own previous request (pooled if it ends now) */
+	if (srv && s->pend.hfd >= 0)
+		http_adopt_handed_conn(s, srv);
+	return srv;
 }
 
 void stream_free(struct stream *s)
@@ -497,6 +504,7 @@ void do_assign(struct stream *s)
 		/* read by other threads while it waits: set before queueing */
 		s->pend.prio_class = s->prio_class;
 		s->pend.prio_offset_ms = s->prio_offset_ms;
+		s->pend.take_conn = http_take_conn_mode(s);
 		if (queue_add(&s->pend, s->be, r == LB_QUEUE_SRV ? srv : NULL) < 0) {
 			stream_abort(s, 's', 'Q');
 			return;

@@ -1427,6 +1427,7 @@ static void txn_end(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	uint64_t now = now_ms();
+	int offer;
 
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
 	if (t->status < 0 && t->res.status)
@@ -1438,12 +1439,15 @@ static void txn_end(struct stream *s)
 		stream_record_times(s);
 	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
-	http_keep_or_close_server_conn(s);
+	offer = http_keep_or_close_server_conn(s);
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
 	/* as HAProxy, the log line no longer counts this stream in %bc and
 	 * %sc: its slot is released (and handed over) first */
-	stream_release_server(s);
+	if (offer)
+		http_release_slot_offer(s);
+	else
+		stream_release_server(s);
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
 	http_log(s);

@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
+#include <sluice/core/poller.h>
 #include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/expr/acl.h>
@@ -28,6 +30,7 @@
 #include <sluice/net/listener.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream_int.h>
@@ -129,7 +132,7 @@ unsigned int http_retry_bit_of_status(int status)
 
 /* ---- end of a transaction ---- */
 
-void http_keep_or_close_server_conn(struct stream *s)
+int http_keep_or_close_server_conn(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	int reusable = conn_is_open(&s->sc) && s->srv &&
@@ -139,30 +142,86 @@ void http_keep_or_close_server_conn(struct stream *s)
 
 	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
 	    !(t->flags & TX_F_SRV_CLOSE))
-		return;   /* untouched kept connection: stays */
+		return 0;   /* untouched kept connection: stays */
 	if (!conn_is_open(&s->sc))
-		return;
+		return 0;
 	if (s->srv && s->srv->pool_max_conn == 0)
 		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
 	/* the client leaves, or requests wait for this server: the connection
-	 * goes where they can take it, instead of staying with this client */
+	 * goes where they can take it, instead of staying with this client:
+	 * with the slot to the next waiter, else to the pool */
 	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || atomic_load(&s->srv->queue.len) ||
 	                 atomic_load(&s->be->queue.len)) &&
-	    s->be->http_reuse != PX_REUSE_NEVER &&
-	    srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
-		atomic_fetch_sub(&s->srv->used_conns, 1);
-		conn_init(&s->sc, s->task);
-		s->sc_srv = NULL;
-		return;
+	    s->be->http_reuse != PX_REUSE_NEVER) {
+		if (s->has_slot && (atomic_load(&s->srv->queue.len) || atomic_load(&s->be->queue.len))) {
+			s->sc_srv = NULL;
+			return 1;
+		}
+		if (srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
+			atomic_fetch_sub(&s->srv->used_conns, 1);
+			conn_init(&s->sc, s->task);
+			s->sc_srv = NULL;
+			return 0;
+		}
 	}
 	if (reusable && !(t->flags & TX_F_CLI_CLOSE)) {
 		s->sc_srv = s->srv;   /* kept for the next request of this client */
-		return;
+		return 0;
 	}
 	atomic_fetch_sub(&(s->sc_srv ? s->sc_srv : s->srv)->used_conns, 1);
 	conn_close(&s->sc);
 	conn_init(&s->sc, s->task);
 	s->sc_srv = NULL;
+	return 0;
+}
+
+void http_release_slot_offer(struct stream *s)
+{
+	struct server *srv = s->srv;
+	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs, .taker_tid = -1 };
+
+	s->has_slot = 0;
+	srv_release_slot_offer(srv, &o);
+	if (o.taker_tid >= 0) {
+		/* the waiter owns it now, and it still counts in used_conns;
+		 * an event must no longer reach this stream's poller */
+		if (o.taker_tid != th_ctx->tid)
+			poller_del(&s->sc.ph);
+		conn_init(&s->sc, s->task);
+		return;
+	}
+	atomic_fetch_sub(&srv->used_conns, 1);
+	if (srv_idle_put(srv, &s->sc, s->sc_reqs) < 0)
+		conn_close(&s->sc);
+	conn_init(&s->sc, s->task);
+}
+
+int http_take_conn_mode(const struct stream *s)
+{
+	enum px_http_reuse mode = s->be->http_reuse;
+
+	if (!s->txn || mode == PX_REUSE_NEVER)
+		return 0;
+	if (mode == PX_REUSE_ALWAYS || !(s->txn->flags & TX_F_FIRST_REQ))
+		return 1;
+	return mode == PX_REUSE_AGGRESSIVE ? 2 : 0;
+}
+
+void http_adopt_handed_conn(struct stream *s, struct server *srv)
+{
+	int fd = s->pend.hfd;
+
+	s->pend.hfd = -1;
+	if (conn_is_open(&s->sc) ||
+	    conn_adopt(&s->sc, fd, s->pend.htid == th_ctx->tid) < 0) {
+		/* cannot happen (a queued stream keeps no connection), or the
+		 * poller refused it: the connection ends here */
+		close(fd);
+		atomic_fetch_sub(&srv->used_conns, 1);
+		return;
+	}
+	s->sc_srv = srv;
+	s->sc_reqs = s->pend.hreqs;
 }
 
 

@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -330,6 +331,8 @@ static void accept_all(int lfd)
 
 		if (fd < 0)
 			return;
+		/* responses go out in several writes: no Nagle delay between them */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);

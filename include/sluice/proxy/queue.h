@@ -60,6 +60,9 @@ struct pendconn {
 	/* set by the stream's owner before queue_add(), read-only while queued
 	 * (the stream keeps its own copy, which rules may change any time) */
 	int prio_class;          /* -2047..2047, lower is served first */
+	int take_conn;           /* may take the releaser's idle server connection
+	                          * with the slot: 0 no, 1 yes, 2 only a "safe" one
+	                          * (that carried 2 requests or more) */
 	int prio_offset_ms;      /* -524287..524287, added to the arrival date */
 	/* written by queue_add() and the hand-over, under the queue lock */
 	int64_t key_ms;          /* arrival (loop date, ms) + offset */
@@ -69,6 +72,21 @@ struct pendconn {
 	uint64_t enq_idx;        /* q->idx when it entered its queue (lock) */
 	int pos;                 /* departures while it waited, own included (lock) */
 	struct queue *pos_from;  /* the queue <pos> is about (lock) */
+	/* a server connection handed over with the slot (lock, then the
+	 * owner once dequeued): descriptor or -1, requests it carried, and the
+	 * thread whose poller still had it registered */
+	int hfd;
+	int hreqs;
+	int htid;
+};
+
+/* An idle server connection offered with a released slot: the releaser
+ * fills fd and reqs; the hand-over sets taker_tid (else -1) and fd to -1
+ * once a waiter took it. */
+struct conn_offer {
+	int fd;
+	int reqs;
+	int taker_tid;
 };
 
 void queue_init(struct queue *q);
@@ -83,6 +101,10 @@ int  srv_take_slot(struct server *srv);
 /* Releases the slot held on <srv>: hands it to the best waiter of the
  * server's or backend's queue (waking it instantly), or frees it. */
 void srv_release_slot(struct server *srv);
+
+/* Same, offering an idle connection to <srv> with the slot: the waiter that
+ * gets the slot takes the connection too if its pend.take_conn allows. */
+void srv_release_slot_offer(struct server *srv, struct conn_offer *o);
 
 /* Queues <p> on <srv> (srv != NULL) or on the backend <be>, ordered by its
  * priority class, then its arrival date plus its priority offset. May hand

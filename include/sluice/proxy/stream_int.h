@@ -68,7 +68,19 @@ int  stream_tcp_content_rules(struct stream *s);
 void http_retry_snapshot(struct stream *s);
 int  http_l7_retry(struct stream *s, unsigned int why);
 unsigned int http_retry_bit_of_status(int status);
-void http_keep_or_close_server_conn(struct stream *s);
+/* At the end of a transaction: keeps the server connection for the
+ * client's next request, pools it, or closes it. Returns 1 if it left the
+ * connection in s->sc to be offered with the slot that the caller releases
+ * next with http_release_slot_offer() (requests wait for the server). */
+int  http_keep_or_close_server_conn(struct stream *s);
+/* Releases s's slot, offering its idle server connection to the waiter
+ * that gets the slot; the pool (or close) if none takes it. */
+void http_release_slot_offer(struct stream *s);
+/* What a stream about to queue may take with a slot (pend.take_conn). */
+int  http_take_conn_mode(const struct stream *s);
+/* Makes the connection handed over with the slot of <srv> the stream's
+ * kept connection (s->sc, s->sc_srv). */
+void http_adopt_handed_conn(struct stream *s, struct server *srv);
 /* Gives the server connection kept since the previous request to its
  * server's idle pool (or closes it): the stream is about to wait. */
 void http_release_kept_conn(struct stream *s);
