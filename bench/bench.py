@@ -18,6 +18,9 @@ and `show locks` on the stats socket after each round. `flood` is not a
 timed comparison but one run per proxy at the most connections the
 descriptor limit allows, about half of them queued: it reports errors,
 watchdog events, and the proxy's RSS before, at peak and after.
+`flood-sluice` is the same for sluice alone, sized by what sluice needs
+(one descriptor per client plus its server connections), so about twice
+as many clients, all but 500 of them queued.
 
 Loopback only; every run is bounded by wrk's duration (and a timeout on
 wrk itself). The descriptor limit of this process, inherited by wrk, nginx
@@ -68,12 +71,12 @@ QUEUE_AB = (("queue", "sluice", {"BENCH_SRV_OPTS": "maxconn 16"}),
 
 
 def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
-             sample=False, probe=False, kind="ab"):
+             sample=False, probe=False, kind="ab", size="both"):
     """sample: queue and server connections half-way through each round;
     probe: `show activity` and `show locks` after each round."""
     return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
             "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
-            "kind": kind}
+            "kind": kind, "size": size}
 
 
 SCENARIOS = {
@@ -110,6 +113,12 @@ SCENARIOS = {
     "flood": scenario("queue.cfg", 0, "as many keep-alive clients as the descriptor limit "
                       "allows, about half of them queued", wrk=["--timeout", "30s"],
                       env={"BENCH_TIMEOUT_QUEUE": "10s"}, kind="flood"),
+    # sluice alone can take more: it needs one descriptor per client plus
+    # its server connections, where HAProxy's maxconn check reserves two
+    "flood-sluice": scenario("queue.cfg", 0, "sluice only: as many keep-alive clients as "
+                             "sluice's descriptors allow, all but 500 queued",
+                             wrk=["--timeout", "30s"], env={"BENCH_TIMEOUT_QUEUE": "10s"},
+                             sides=(("sluice", "sluice", {}),), kind="flood", size="sluice"),
 }
 
 # two-sided 97.5% quantiles of Student's t for df 1..30; normal beyond
@@ -469,12 +478,17 @@ def report_cross(results):
 
 # ---- flood ----
 
-def flood_size(a):
-    """(clients, global maxconn, server maxconn) that fit the limit: each
-    client connection costs the proxy two descriptors (sluice keeps the
-    server connection with the client's stream between requests, queued or
-    not; HAProxy reserves two per connection in its maxconn check)."""
+def flood_size(a, scen):
+    """(clients, global maxconn, server maxconn) that fit the limit. For
+    both proxies: two descriptors per client connection, as HAProxy
+    reserves two per connection in its maxconn check. For sluice alone: one
+    per client, plus the server connections (in use, and idle ones: at most
+    as many again) of a server at maxconn 500."""
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if scen["size"] == "sluice":
+        srv = a.flood_maxconn or 500
+        clients = a.flood_conns or (limit - FD_RESERVED - 3 * srv) // 100 * 100
+        return clients, clients + 10, srv
     gmax = (limit - FD_RESERVED) // 2
     clients = a.flood_conns or (gmax - 50) // 100 * 100
     srv = a.flood_maxconn or clients * 3 // 10
@@ -499,7 +513,7 @@ class Sampler(threading.Thread):
 
 
 def run_flood_side(a, side, scen, work, origin_port):
-    clients, gmax, srvmax = flood_size(a)
+    clients, gmax, srvmax = flood_size(a, scen)
     label = side[0]
     p, fe_port = start_side(a, side, scen, work, origin_port, {
         "BENCH_MAXCONN": str(gmax), "BENCH_SRV_OPTS": "maxconn %d" % srvmax})
@@ -565,12 +579,17 @@ def report_flood_side(label, o):
 
 
 def run_flood(a, name, scen, work, origin_port):
-    clients, gmax, srvmax = flood_size(a)
+    clients, gmax, srvmax = flood_size(a, scen)
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     print("%s — %s" % (name, scen["desc"]))
-    print("  descriptor limit %d per process: the proxy needs 2 per client connection "
-          "+ ~%d, so %d clients (global maxconn %d); wrk and nginx each need about %d "
-          "of their own" % (limit, FD_RESERVED, clients, gmax, clients))
+    if scen["size"] == "sluice":
+        print("  descriptor limit %d per process: sluice needs 1 per client connection + "
+              "up to 3 x server maxconn + ~%d, so %d clients (global maxconn %d); wrk needs "
+              "about %d of its own" % (limit, FD_RESERVED, clients, gmax, clients))
+    else:
+        print("  descriptor limit %d per process: the proxy needs 2 per client connection "
+              "+ ~%d, so %d clients (global maxconn %d); wrk and nginx each need about %d "
+              "of their own" % (limit, FD_RESERVED, clients, gmax, clients))
     print("  server maxconn %d, timeout queue %s, wrk -t2 -c%d -d%ds %s" %
           (srvmax, scen["env"]["BENCH_TIMEOUT_QUEUE"], clients, a.flood_duration,
            " ".join(scen["wrk"])))

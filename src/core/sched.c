@@ -19,7 +19,8 @@
  *   class's inbox is spliced onto its run list.
  * - In the opt-in shared-runqueue mode, shared_rq and the `run` links of the
  *   tasks in it are protected by shared_rq_lock (kind "shared_rq");
- *   shared_rq_len is atomic, written under it and peeked without it.
+ *   shared_rq_for[] (its tasks per thread) is atomic, written under it and
+ *   peeked without it.
  *
  * Sleep protocol (no lost wake-up, signals only to sleepers)
  * ----------------------------------------------------------
@@ -59,7 +60,10 @@ int sched_shared_runqueue;
  * polls. Kept only to reproduce the difference on demand. */
 static struct sl_lock shared_rq_lock = SL_LOCK_INIT(LK_SHARED_RQ, "shared_rq");
 static struct list shared_rq = LIST_HEAD_INIT(shared_rq);
-static _Atomic int shared_rq_len;
+/* tasks of each thread in shared_rq: a thread with none neither takes the
+ * lock to look nor stays awake for the others' (as the classic design's
+ * mask of threads with active tasks) */
+static _Atomic int shared_rq_for[MAX_THREADS];
 
 #define TASK_URGENT 0x0008u   /* instant wake-up: next run goes to TC_URGENT */
 
@@ -261,7 +265,7 @@ static int shared_enqueue_nosignal(struct task *t)
 {
 	lock_take(&shared_rq_lock);
 	list_append(&shared_rq, &t->run);
-	atomic_fetch_add(&shared_rq_len, 1);
+	atomic_fetch_add(&shared_rq_for[t->tid], 1);
 	lock_release(&shared_rq_lock);
 	/* the classic design still has to wake a sleeping owner */
 	return remote_enqueue_nosignal(NULL, &thread_ctx[t->tid], TC_URGENT);
@@ -353,7 +357,7 @@ static void shared_rq_pull(struct thread_ctx *tc, int budget)
 	struct list *pos, *tmp;
 	int scanned = 0;
 
-	if (!atomic_load(&shared_rq_len))
+	if (!atomic_load(&shared_rq_for[tc->tid]))
 		return;
 	lock_take(&shared_rq_lock);
 	list_for_each_safe(pos, tmp, &shared_rq) {
@@ -364,7 +368,7 @@ static void shared_rq_pull(struct thread_ctx *tc, int budget)
 		if (t->tid != tc->tid)
 			continue;
 		list_del_init(&t->run);
-		atomic_fetch_sub(&shared_rq_len, 1);
+		atomic_fetch_sub(&shared_rq_for[tc->tid], 1);
 		local_enqueue(tc, t, TC_URGENT);
 		budget--;
 	}
@@ -469,7 +473,7 @@ int sched_prepare_sleep(struct thread_ctx *tc)
 	if (empty)
 		tc->sleeping = 1;
 	lock_release(&tc->inbox_lock);
-	if (empty && sched_shared_runqueue && atomic_load(&shared_rq_len)) {
+	if (empty && sched_shared_runqueue && atomic_load(&shared_rq_for[tc->tid])) {
 		sched_woke(tc);
 		return 0;
 	}

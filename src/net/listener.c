@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sluice/cfg/cfg.h>
@@ -98,6 +99,11 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		}
 		if (fl == 0 || from.ss_family == AF_UNSPEC)
 			from.ss_family = AF_UNIX;
+		/* as HAProxy: what sluice writes is whole messages or as much as
+		 * it has; Nagle would hold a response's last piece until the
+		 * client's (delayed) ACK of the previous one */
+		if (from.ss_family == AF_INET || from.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
 		if (l->fe)

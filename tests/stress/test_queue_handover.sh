@@ -10,7 +10,9 @@
 # When each thread had to find an idle connection in its own pool instead,
 # 1000 clients caused ~4300 connects (one thread's pool ran dry while the
 # other's overflowed). Afterwards: all counters agree, no slot, connection
-# count or stream is leaked, no watchdog warning. Loopback only, bounded in
+# count or stream is leaked, no watchdog warning. Run twice: with the
+# default instant hand-over and with `tune.queue.wakeup shared-runqueue`.
+# Loopback only, bounded in
 # time; STRESS_HANDOVER_SEED=hex replays a plan.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,82 +42,94 @@ for prog in httporigin httpload; do
 	fi
 done
 
-origin_port=$(free_port); fe_port=$(free_port)
-cat >"$work/cfg" <<CFG
-global
-    nbthread 2
-    maxconn 2000
-    stats socket $work/stats.sock level admin
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-    timeout queue 30s
-frontend fe
-    bind 127.0.0.1:$fe_port
-    default_backend be
-backend be
-    http-reuse safe
-    server s1 127.0.0.1:$origin_port maxconn $maxconn
-CFG
-"$bin/httporigin" "$origin_port" 60 >"$work/origin.log" 2>&1 &
-origin_pid=$!; pids="$pids $origin_pid"
-"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
-sl_pid=$!; pids="$pids $sl_pid"
-i=0
-while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+run_mode() {
+	mode=$1
+	rm -f "$work/stats.sock"   # the previous run's: not a sign of readiness
+	origin_port=$(free_port); fe_port=$(free_port)
+	cat >"$work/cfg" <<-CFG
+	global
+	    nbthread 2
+	    maxconn 2000
+	    stats socket $work/stats.sock level admin
+	    tune.queue.wakeup $mode
+	defaults
+	    mode http
+	    timeout connect 5s
+	    timeout client 30s
+	    timeout server 30s
+	    timeout queue 30s
+	frontend fe
+	    bind 127.0.0.1:$fe_port
+	    default_backend be
+	backend be
+	    http-reuse safe
+	    server s1 127.0.0.1:$origin_port maxconn $maxconn
+	CFG
+	"$bin/httporigin" "$origin_port" 60 >"$work/origin.log" 2>&1 &
+	origin_pid=$!; pids="$pids $origin_pid"
+	"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
+	sl_pid=$!; pids="$pids $sl_pid"
+	i=0
+	while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
 
-"$bin/httpload" 127.0.0.1 "$fe_port" "$conns" "$reqs" 1024 40 "$seed" ||
-	bad "not every request came back intact"
-kill -0 "$sl_pid" 2>/dev/null || { bad "sluice died"; tail -n 20 "$work/sluice.log"; exit 1; }
+	"$bin/httpload" 127.0.0.1 "$fe_port" "$conns" "$reqs" 1024 40 "$seed" ||
+		bad "$mode: not every request came back intact"
+	kill -0 "$sl_pid" 2>/dev/null || { bad "$mode: sluice died"; tail -n 20 "$work/sluice.log"; exit 1; }
 
-i=0
-while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
-	i=$((i + 1)); sleep 0.1
-done
+	i=0
+	while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
+		i=$((i + 1)); sleep 0.1
+	done
 
-# columns by name, from the CSV header
-stats=$(cli "show stat")
-col() {
-	echo "$stats" | awk -F, -v r="$1" -v name="$2" '
-		NR == 1 { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
-		$1 "," $2 == r { print $c }'
+	# columns by name, from the CSV header
+	stats=$(cli "show stat")
+	col() {
+		echo "$stats" | awk -F, -v r="$1" -v name="$2" '
+			NR == 1 { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+			$1 "," $2 == r { print $c }'
+	}
+	s_2xx=$(col be,s1 hrsp_2xx); s_smax=$(col be,s1 smax); s_qmax=$(col be,BACKEND qmax)
+	s_conn=$(col be,s1 connect); s_reuse=$(col be,s1 reuse); s_used=$(col be,s1 used_conn_cur)
+	s_scur=$(col be,s1 scur); s_qcur=$(col be,s1 qcur)
+	echo "s1: 2xx=$s_2xx smax=$s_smax backend qmax=$s_qmax connect=$s_conn reuse=$s_reuse" \
+	     "used_conn_cur=$s_used scur=$s_scur qcur=$s_qcur"
+	[ "${s_2xx:-0}" -eq "$total" ] || bad "$mode: server hrsp_2xx $s_2xx, want $total"
+	[ "${s_smax:-99}" -le "$maxconn" ] || bad "$mode: s1 served $s_smax at once (maxconn $maxconn)"
+	[ "${s_qmax:-0}" -gt 100 ] || bad "$mode: the queue never filled (qmax $s_qmax)"
+	[ $(( ${s_conn:-0} + ${s_reuse:-0} )) -eq "$total" ] ||
+		bad "$mode: connects + reuses = $(( ${s_conn:-0} + ${s_reuse:-0} )), want $total"
+	# one per client (its first request), plus a few opened when the waiter
+	# served was a first request and the connection went to a pool instead
+	[ "${s_conn:-999999}" -le $((conns + 2 * maxconn)) ] ||
+		bad "$mode: $s_conn server connections opened for $conns clients: the hand-over lost them"
+	[ "${s_used:-1}" -eq 0 ] || bad "$mode: used_conn_cur $s_used after every client left"
+	[ "${s_scur:-1}" -eq 0 ] && [ "${s_qcur:-1}" -eq 0 ] || bad "$mode: slots or waiters left: scur $s_scur qcur $s_qcur"
+
+	pools=$(cli "show pools")
+	used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
+	[ "$(used stream)" = 0 ] || bad "$mode: streams still in use: $(used stream)"
+	act=$(cli "show activity")
+	wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
+	[ "${wdt:-1}" -eq 0 ] || bad "$mode: watchdog warnings: $wdt"
+	echo "$act" | grep -E '^wake_(elided|instant)'
+	if grep -Ei 'watchdog|ALERT|WARNING' "$work/sluice.log" | head -5 | grep .; then
+		bad "$mode: sluice complained (above)"
+	fi
+	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
+	if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
+		bad "$mode: sanitizer report (above)"
+	fi
+	kill -TERM "$origin_pid"; wait "$origin_pid" 2>/dev/null
+	grep -q "^origin: $total requests, .* 0 errors" "$work/origin.log" ||
+		bad "$mode: the origin did not serve exactly $total requests without error"
+	pids=""
+	echo "$mode: $s_conn connections for $conns clients"
 }
-s_2xx=$(col be,s1 hrsp_2xx); s_smax=$(col be,s1 smax); s_qmax=$(col be,BACKEND qmax)
-s_conn=$(col be,s1 connect); s_reuse=$(col be,s1 reuse); s_used=$(col be,s1 used_conn_cur)
-s_scur=$(col be,s1 scur); s_qcur=$(col be,s1 qcur)
-echo "s1: 2xx=$s_2xx smax=$s_smax backend qmax=$s_qmax connect=$s_conn reuse=$s_reuse" \
-     "used_conn_cur=$s_used scur=$s_scur qcur=$s_qcur"
-[ "${s_2xx:-0}" -eq "$total" ] || bad "server hrsp_2xx $s_2xx, want $total"
-[ "${s_smax:-99}" -le "$maxconn" ] || bad "s1 served $s_smax at once (maxconn $maxconn)"
-[ "${s_qmax:-0}" -gt 100 ] || bad "the queue never filled (qmax $s_qmax)"
-[ $(( ${s_conn:-0} + ${s_reuse:-0} )) -eq "$total" ] ||
-	bad "connects + reuses = $(( ${s_conn:-0} + ${s_reuse:-0} )), want $total"
-# one per client (its first request), plus a few opened when the waiter
-# served was a first request and the connection went to a pool instead
-[ "${s_conn:-999999}" -le $((conns + 2 * maxconn)) ] ||
-	bad "$s_conn server connections opened for $conns clients: the hand-over lost them"
-[ "${s_used:-1}" -eq 0 ] || bad "used_conn_cur $s_used after every client left"
-[ "${s_scur:-1}" -eq 0 ] && [ "${s_qcur:-1}" -eq 0 ] || bad "slots or waiters left: scur $s_scur qcur $s_qcur"
 
-pools=$(cli "show pools")
-used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
-[ "$(used stream)" = 0 ] || bad "streams still in use: $(used stream)"
-act=$(cli "show activity")
-wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
-[ "${wdt:-1}" -eq 0 ] || bad "watchdog warnings: $wdt"
-echo "$act" | grep -E '^wake_(elided|instant)'
-if grep -Ei 'watchdog|ALERT|WARNING' "$work/sluice.log" | head -5 | grep .; then
-	bad "sluice complained (above)"
-fi
-kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
-if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
-	bad "sanitizer report (above)"
-fi
-kill -TERM "$origin_pid"; wait "$origin_pid" 2>/dev/null
-grep -q "^origin: $total requests, .* 0 errors" "$work/origin.log" ||
-	bad "the origin did not serve exactly $total requests without error"
-pids=""
-[ $fail -eq 0 ] && echo "PASS: $total queued requests, $s_conn connections for $conns clients"
+# the default hand-over, then the classic shared run queue (A/B mode): a
+# wake-up lost in either hangs clients, which httpload reports
+for m in instant shared-runqueue; do
+	run_mode $m
+done
+[ $fail -eq 0 ] && echo "PASS: $total queued requests twice (instant, shared-runqueue), each client's connection handed over"
 exit $fail
