@@ -88,7 +88,9 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 	struct srv_idle_list *l;
 	struct idle_conn *ic;
 
-	if (srv->pool_max_conn == 0 || !conn_is_open(c) ||
+	/* a connection that began with a PROXY header names its client: it
+	 * is private to that client, as in HAProxy */
+	if (srv->pool_max_conn == 0 || srv->send_proxy || !conn_is_open(c) ||
 	    (c->flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT | CONN_F_WR_SHUT)))
 		return -1;
 	l = idle_list(srv);

@@ -152,7 +152,7 @@ int http_keep_or_close_server_conn(struct stream *s)
 	 * with the slot to the next waiter, else to the pool */
 	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || atomic_load(&s->srv->queue.len) ||
 	                 atomic_load(&s->be->queue.len)) &&
-	    s->be->http_reuse != PX_REUSE_NEVER) {
+	    s->be->http_reuse != PX_REUSE_NEVER && !s->srv->send_proxy) {
 		if (s->has_slot && (atomic_load(&s->srv->queue.len) || atomic_load(&s->be->queue.len))) {
 			s->sc_srv = NULL;
 			return 1;
