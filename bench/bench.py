@@ -56,7 +56,7 @@ CLOSE = ["-H", "Connection: close"]
 QUEUE_WRK = ["--timeout", "10s"]
 # 4000 clients fit under HAProxy's descriptor check at maxconn 9000 (it
 # reserves two descriptors per connection); nothing may time out in a queue
-QUEUE_ENV = {"BENCH_MAXCONN": "9000", "BENCH_TIMEOUT_QUEUE": "120s"}
+QUEUE_ENV = {"BENCH_MAXCONN": "9000", "BENCH_TIMEOUT_QUEUE": "120s", "BENCH_NBTHREAD": "2"}
 FD_LIMIT = 20000
 # descriptors neither proxy spends on connections: listeners, pollers,
 # eventfds, the stats socket, logs (sluice reserves 100 in its own check)
@@ -110,14 +110,21 @@ SCENARIOS = {
                           "sluice only: queue-4000 with tune.queue.wakeup instant "
                           "vs shared-runqueue", srv="maxconn 16", wrk=QUEUE_WRK,
                           env=QUEUE_ENV, sides=WAKEUP_AB, sample=True, probe=True),
+    # the same on 8 threads: this machine has 2 cores, so 4 threads share
+    # each; a shared lock then also suffers from its holder being preempted
+    "wakeup-ab-8t": scenario("queue.cfg", 4000,
+                             "sluice only: wakeup-ab on 8 threads (over 2 cores)",
+                             srv="maxconn 16", wrk=QUEUE_WRK,
+                             env=dict(QUEUE_ENV, BENCH_NBTHREAD="8"), sides=WAKEUP_AB,
+                             sample=True, probe=True),
     "flood": scenario("queue.cfg", 0, "as many keep-alive clients as the descriptor limit "
                       "allows, about half of them queued", wrk=["--timeout", "30s"],
-                      env={"BENCH_TIMEOUT_QUEUE": "10s"}, kind="flood"),
+                      env={"BENCH_TIMEOUT_QUEUE": "10s", "BENCH_NBTHREAD": "2"}, kind="flood"),
     # sluice alone can take more: it needs one descriptor per client plus
     # its server connections, where HAProxy's maxconn check reserves two
     "flood-sluice": scenario("queue.cfg", 0, "sluice only: as many keep-alive clients as "
                              "sluice's descriptors allow, all but 500 queued",
-                             wrk=["--timeout", "30s"], env={"BENCH_TIMEOUT_QUEUE": "10s"},
+                             wrk=["--timeout", "30s"], env={"BENCH_TIMEOUT_QUEUE": "10s", "BENCH_NBTHREAD": "2"},
                              sides=(("sluice", "sluice", {}),), kind="flood", size="sluice"),
 }
 
