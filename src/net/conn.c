@@ -54,20 +54,6 @@ int conn_attach(struct conn *c, int fd)
 	return 0;
 }
 
-int conn_adopt(struct conn *c, int fd, int registered)
-{
-	uint32_t ev = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-
-	c->ph.fd = fd;
-	c->flags &= CONN_F_SRC_SET | CONN_F_DST_SET;
-	if ((registered ? poller_mod(&c->ph, ev) : poller_add(&c->ph, ev)) < 0) {
-		c->err = errno;
-		c->ph.fd = -1;
-		return -1;
-	}
-	return 0;
-}
-
 /* close() alone: a connection's descriptor is never duplicated, so closing
  * it removes it from the epoll set; an explicit EPOLL_CTL_DEL would be one
  * more syscall per side and session. */

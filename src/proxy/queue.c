@@ -62,10 +62,10 @@
  * waiter served takes it if its reuse mode allows (pend.take_conn), so it
  * neither connects nor searches its own thread's idle pool, which under a
  * queue is often empty while the releasing thread's overflows. Under the
- * lock only the descriptor changes hands. After unlocking, a releaser on
- * another thread deletes the descriptor from its poller (before it polls
- * again, so no event of it reaches the old owner); the waiter registers
- * it with its own.
+ * lock only the descriptor changes hands. After unlocking, the releaser
+ * deletes the descriptor from its poller (before it polls again, so no
+ * event of it reaches the old owner, which may end meanwhile); the waiter
+ * registers it with its own.
  *
  * Moving: a waiter may change queues only under both locks (server, then
  * backend); queue_remove() re-reads p->q after locking and retries if the
@@ -500,7 +500,6 @@ static int queue_handover(struct server *srv, struct conn_offer *o)
 		if (o && o->fd >= 0 && p->take_conn && (p->take_conn == 1 || o->reqs >= 2)) {
 			p->hfd = o->fd;
 			p->hreqs = o->reqs;
-			p->htid = th_ctx->tid;
 			o->taker_tid = p->task->tid;
 			o->fd = -1;
 		}

@@ -183,10 +183,11 @@ void http_release_slot_offer(struct stream *s)
 	s->has_slot = 0;
 	srv_release_slot_offer(srv, &o);
 	if (o.taker_tid >= 0) {
-		/* the waiter owns it now, and it still counts in used_conns;
-		 * an event must no longer reach this stream's poller */
-		if (o.taker_tid != th_ctx->tid)
-			poller_del(&s->sc.ph);
+		/* the waiter owns it now, and it still counts in used_conns.
+		 * Out of this thread's poller at once, even when the waiter is
+		 * this thread's: until it registers the descriptor, an event
+		 * would otherwise reach this stream, which may be gone by then */
+		poller_del(&s->sc.ph);
 		conn_init(&s->sc, s->task);
 		return;
 	}
@@ -212,8 +213,7 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 	int fd = s->pend.hfd;
 
 	s->pend.hfd = -1;
-	if (conn_is_open(&s->sc) ||
-	    conn_adopt(&s->sc, fd, s->pend.htid == th_ctx->tid) < 0) {
+	if (conn_is_open(&s->sc) || conn_attach(&s->sc, fd) < 0) {
 		/* cannot happen (a queued stream keeps no connection), or the
 		 * poller refused it: the connection ends here */
 		close(fd);

@@ -33,10 +33,6 @@ struct conn {
 void conn_init(struct conn *c, struct task *t);
 /* Takes ownership of <fd> (non-blocking) and registers it. */
 int  conn_attach(struct conn *c, int fd);
-/* Attaches <fd>, a connection handed over by another stream: registered
- * with this thread's poller already if <registered> (re-pointed to <c>),
- * else added. Returns 0, or -1 (c->err set, fd left open). */
-int  conn_adopt(struct conn *c, int fd, int registered);
 void conn_close(struct conn *c);
 /* Reads into <b>. Returns bytes read, 0 on EOF (sets RD_SHUT), -1 when it
  * would block (clears RD_READY) or on error (sets ERROR). */

@@ -73,11 +73,10 @@ struct pendconn {
 	int pos;                 /* departures while it waited, own included (lock) */
 	struct queue *pos_from;  /* the queue <pos> is about (lock) */
 	/* a server connection handed over with the slot (lock, then the
-	 * owner once dequeued): descriptor or -1, requests it carried, and the
-	 * thread whose poller still had it registered */
+	 * owner once dequeued): descriptor or -1, requests it carried; in no
+	 * poller until the owner registers it */
 	int hfd;
 	int hreqs;
-	int htid;
 };
 
 /* An idle server connection offered with a released slot: the releaser
