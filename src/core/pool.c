@@ -6,11 +6,22 @@
  * atomic), so a hot path never calls malloc once its thread's cache is
  * warm. An object released by another thread than the one that allocated it
  * simply joins the releasing thread's cache. Past the bound, objects go back
- * to the system, so memory returns after a peak.
+ * to the allocator.
  *
  * Counters are per thread too: <allocated> (obtained from the system, minus
  * returned) and <used> (handed out, minus released) may go negative on one
  * thread when objects migrate; only their sums mean something.
+ *
+ * Returning memory after a peak (pool_maybe_trim()): freeing objects is not
+ * enough. glibc keeps freed chunks in its arenas, and a page goes back to
+ * the system only when no live chunk touches it; the objects the caches
+ * keep are scattered over the whole peak's heap (a 64-byte task per page is
+ * enough to pin hundreds of megabytes' worth of pages). So once the objects
+ * in use have fallen well below their peak, every thread empties its own
+ * caches down to a few objects (a task per thread, woken for it: caches are
+ * thread-local), and the last one to finish calls malloc_trim(), which
+ * hands every arena's free pages back. Nothing of this runs in steady
+ * state: the decision is a few additions every 250 ms on thread 0.
  */
 #include <malloc.h>
 #include <stdlib.h>
@@ -18,6 +29,7 @@
 #include <sluice/core/buf.h>
 #include <sluice/core/global.h>
 #include <sluice/core/pool.h>
+#include <sluice/core/sched.h>
 
 /* Free objects kept per pool and thread: about POOL_CACHE_BYTES worth,
  * between 16 and 4096 objects, so that a flood of connections does not
@@ -185,21 +197,121 @@ int pool_get_stats(struct pool_stats *out, int max)
 	return n;
 }
 
-/* After a peak of connections (a flood) is over, gives the freed memory
- * back to the system: the caches are bounded, but the allocator keeps
- * freed blocks in its arenas until asked (malloc_trim). Called about every
- * 250 ms by thread 0 with the current number of connections; trims at most
- * every 2 s, and only once the count fell below half of its peak. */
-void pool_maybe_trim(int actconn, uint64_t now_ms)
-{
-	static int peak;
-	static uint64_t last_ms;
+/* ---- returning memory after a peak ---- */
 
-	if (actconn > peak)
-		peak = actconn;
-	if (peak < 256 || actconn * 2 > peak || now_ms - last_ms < 2000)
+/* A trim is considered once the pooled objects in use (a stream holds
+ * about five: stream, task, transaction, two buffers; an idle server
+ * connection one, its task) peaked at TRIM_MIN_PEAK or more and then fell
+ * to half. While the load keeps going down, each further halving trims
+ * again (down to TRIM_QUIET objects), so that what the last connections
+ * leave is returned too; the descent is over once the load doubles again.
+ * Each thread keeps TRIM_KEEP objects per pool; at most one trim every
+ * TRIM_EVERY_MS. */
+#define TRIM_MIN_PEAK  1024
+#define TRIM_QUIET     64
+#define TRIM_KEEP      16
+#define TRIM_EVERY_MS  2000
+
+static _Atomic(struct task *) trim_tasks[MAX_THREADS];
+static _Atomic int trim_pending;     /* threads that have not trimmed yet */
+static _Atomic uint64_t trims_done;  /* for `show pools` */
+
+/* Gives the calling thread's cached objects beyond <keep> per pool back to
+ * the allocator. */
+static void cache_shrink(int keep)
+{
+	for (int i = 0; i <= POOL_MAX; i++) {
+		struct pool_cache *c = &caches[i];
+
+		while (c->count > keep) {
+			struct free_obj *f = c->head;
+
+			c->head = f->next;
+			c->count--;
+			c->allocated--;
+			free(f);
+		}
+	}
+}
+
+static struct task *trim_run(struct task *t, void *ctx, unsigned int state)
+{
+	cache_shrink(TRIM_KEEP);
+	/* the last thread to shrink its caches returns the pages of all */
+	if (atomic_fetch_sub(&trim_pending, 1) == 1) {
+		malloc_trim(0);
+		atomic_fetch_add(&trims_done, 1);
+	}
+	return t;
+}
+
+int pool_init_thread(int tid)
+{
+	struct task *t = task_new(trim_run, NULL, tid, TC_BULK, "pool_trim");
+
+	if (!t)
+		return -1;
+	atomic_store(&trim_tasks[tid], t);
+	return 0;
+}
+
+/* Wakes every thread's trim task; returns 0 if none exists (no threads). */
+static int trim_start(void)
+{
+	struct task *t[MAX_THREADS];
+	int n = 0;
+
+	for (int i = 0; i < MAX_THREADS; i++) {
+		t[n] = atomic_load(&trim_tasks[i]);
+		if (t[n])
+			n++;
+	}
+	if (!n)
+		return 0;
+	atomic_store(&trim_pending, n);
+	for (int i = 0; i < n; i++)
+		task_wakeup(t[i], TASK_WOKEN_OTHER);
+	return 1;
+}
+
+/* Pooled objects in use, all threads (racy sums: a heuristic). */
+static int64_t objects_in_use(void)
+{
+	int nc = atomic_load(&nb_all_caches);
+	int64_t used = 0;
+
+	if (nc > MAX_THREADS)
+		nc = MAX_THREADS;
+	for (int t = 0; t < nc; t++)
+		for (int i = 0; i <= POOL_MAX; i++)
+			used += all_caches[t][i].used;
+	return used;
+}
+
+void pool_maybe_trim(uint64_t now_ms)
+{
+	static int64_t peak;        /* objects in use: highest since the last trim */
+	static int64_t trim_level;  /* objects in use at the last trim */
+	static int descending;      /* the load went down since the last trim */
+	static uint64_t last_ms;
+	int64_t used = objects_in_use();
+
+	if (used > peak)
+		peak = used;
+	if (descending && used > 2 * trim_level)
+		descending = 0;
+	if (now_ms - last_ms < TRIM_EVERY_MS || atomic_load(&trim_pending) || used * 2 > peak)
 		return;
-	malloc_trim(0);
-	peak = actconn;
+	if (peak < TRIM_MIN_PEAK && !(descending && peak > TRIM_QUIET))
+		return;
+	if (!trim_start())
+		return;
+	descending = 1;
+	trim_level = peak = used;
 	last_ms = now_ms;
+}
+
+uint64_t pool_trim_count(void)
+{
+	return atomic_load(&trims_done);
 }
