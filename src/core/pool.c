@@ -16,13 +16,15 @@
  * enough. glibc keeps freed chunks in its arenas, and a page goes back to
  * the system only when no live chunk touches it; the objects the caches
  * keep are scattered over the whole peak's heap (a 64-byte task per page is
- * enough to pin hundreds of megabytes' worth of pages). So once the objects
- * in use have fallen well below their peak, every thread empties its own
- * caches down to a few objects (a task per thread, woken for it: caches are
- * thread-local), and the last one to finish calls malloc_trim(), which
- * hands every arena's free pages back. Nothing of this runs in steady
- * state: the decision is a few additions every 250 ms on thread 0.
+ * enough to pin hundreds of megabytes' worth of pages). So once the caches
+ * hold, unused for a whole second, as much as is in use, every thread
+ * frees its own unneeded objects (a task per thread, woken for it: caches
+ * are thread-local), and the last one to finish calls malloc_trim(), which
+ * hands every arena's free pages back. In steady state this costs one
+ * comparison per allocation (the cache's low-water mark) and a few
+ * additions per second on thread 0.
  */
+#include <limits.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,26 +33,21 @@
 #include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 
-/* Free objects kept per pool and thread: about POOL_CACHE_BYTES worth,
- * between 16 and 4096 objects, so that a flood of connections does not
- * leave hundreds of megabytes cached once it is over (64 buffers, 4096
- * tasks). None under AddressSanitizer: a reused object would hide a
- * use-after-free from it. */
+/* Free objects kept per pool and thread: at most POOL_CACHE_MAX. A cache
+ * fills only from releases, so it holds what the load used before and no
+ * longer uses: the swing of a steady load (a keep-alive connection gives
+ * its buffers and transaction back between requests and takes them again),
+ * or the rest of a peak until the trim below empties it. Smaller bounds
+ * made the caches overflow under a flood's swings, and the allocator's
+ * churn then spread the same objects over ever more pages (the flood's
+ * RSS kept growing). The bound matters only if objects keep migrating
+ * from one thread to another. None under AddressSanitizer: a reused
+ * object would hide a use-after-free from it. */
 #if defined(__SANITIZE_ADDRESS__)
-#define POOL_CACHE_BYTES 0
+#define POOL_CACHE_MAX 0
 #else
-#define POOL_CACHE_BYTES (1024 * 1024)
+#define POOL_CACHE_MAX 4096
 #endif
-
-static int cache_bound(size_t size)
-{
-	size_t n;
-
-	if (!POOL_CACHE_BYTES)
-		return 0;
-	n = POOL_CACHE_BYTES / (size ? size : 1);
-	return n < 16 ? 16 : n > 4096 ? 4096 : (int)n;
-}
 
 struct free_obj {
 	struct free_obj *next;
@@ -61,6 +58,11 @@ struct pool_cache {
 	int count;
 	int64_t allocated;
 	int64_t used;
+	/* lowest <count> since the window began: that many objects were not
+	 * needed during the window (see "returning memory" below). Lowered by
+	 * the owner; thread 0 starts windows. Relaxed atomics: a value read
+	 * or written across a window's start is as good as any. */
+	_Atomic int count_min;
 };
 
 static struct pool *pools[POOL_MAX + 1];   /* the last one: buffers */
@@ -103,7 +105,8 @@ static void *cache_get(struct pool *p, size_t size)
 	c->used++;
 	if (f) {
 		c->head = f->next;
-		c->count--;
+		if (--c->count < atomic_load_explicit(&c->count_min, memory_order_relaxed))
+			atomic_store_explicit(&c->count_min, c->count, memory_order_relaxed);
 		return f;
 	}
 	c->allocated++;
@@ -121,7 +124,7 @@ static void cache_put(struct pool *p, void *obj)
 	struct free_obj *f = obj;
 
 	c->used--;
-	if (c->count < cache_bound(p->size ? p->size : (size_t)global.bufsize)) {
+	if (c->count < POOL_CACHE_MAX) {
 		f->next = c->head;
 		c->head = f;
 		c->count++;
@@ -199,44 +202,77 @@ int pool_get_stats(struct pool_stats *out, int max)
 
 /* ---- returning memory after a peak ---- */
 
-/* A trim is considered once the pooled objects in use (a stream holds
- * about five: stream, task, transaction, two buffers; an idle server
- * connection one, its task) peaked at TRIM_MIN_PEAK or more and then fell
- * to half. While the load keeps going down, each further halving trims
- * again (down to TRIM_QUIET objects), so that what the last connections
- * leave is returned too; the descent is over once the load doubles again.
- * Each thread keeps TRIM_KEEP objects per pool; at most one trim every
- * TRIM_EVERY_MS. */
-#define TRIM_MIN_PEAK  1024
-#define TRIM_QUIET     64
+/* Every TRIM_WINDOW_MS, thread 0 looks at what the caches did not need
+ * during the window: the lowest count each cache reached. When those
+ * objects weigh as much as the objects in use, and TRIM_MIN_BYTES or more
+ * (in pages: an object smaller than a page counts as one, since scattered
+ * small objects each keep a page resident), every thread frees its own
+ * unneeded objects but TRIM_KEEP per pool (the coldest ones: the list is
+ * LIFO), and the last one to finish calls malloc_trim(). After a flood
+ * the caches are full and untouched: the window after the load went down
+ * trims them. A load that swings by less than half never trims (a
+ * trim costs the allocator's walk over its whole heap, and the objects
+ * freed would be allocated again). */
+#define TRIM_WINDOW_MS 1000
+#define TRIM_MIN_BYTES (4 << 20)
 #define TRIM_KEEP      16
-#define TRIM_EVERY_MS  2000
+#define TRIM_PAGE      4096
 
 static _Atomic(struct task *) trim_tasks[MAX_THREADS];
 static _Atomic int trim_pending;     /* threads that have not trimmed yet */
 static _Atomic uint64_t trims_done;  /* for `show pools` */
 
-/* Gives the calling thread's cached objects beyond <keep> per pool back to
- * the allocator. */
-static void cache_shrink(int keep)
+static size_t obj_size(int id)
 {
-	for (int i = 0; i <= POOL_MAX; i++) {
-		struct pool_cache *c = &caches[i];
+	if (id == POOL_MAX)
+		return (size_t)global.bufsize;
+	return id < npools ? pools[id]->size : 0;
+}
 
-		while (c->count > keep) {
-			struct free_obj *f = c->head;
+/* Objects of cache <c> not needed since its window began. */
+static int cache_unneeded(struct pool_cache *c)
+{
+	int low = atomic_load_explicit(&c->count_min, memory_order_relaxed);
 
-			c->head = f->next;
-			c->count--;
-			c->allocated--;
-			free(f);
-		}
+	if (low > c->count)   /* racy read of another thread's count: fine */
+		low = c->count;
+	return low > TRIM_KEEP ? low - TRIM_KEEP : 0;
+}
+
+static void cache_new_window(struct pool_cache *c)
+{
+	atomic_store_explicit(&c->count_min, INT_MAX, memory_order_relaxed);
+}
+
+/* Frees the <n> coldest objects of the calling thread's cache <c>. */
+static void cache_free_cold(struct pool_cache *c, int n)
+{
+	struct free_obj **link = &c->head, *f;
+
+	for (int keep = c->count - n; keep > 0 && *link; keep--)
+		link = &(*link)->next;
+	f = *link;
+	*link = NULL;
+	while (f) {
+		struct free_obj *next = f->next;
+
+		free(f);
+		c->count--;
+		c->allocated--;
+		f = next;
 	}
 }
 
 static struct task *trim_run(struct task *t, void *ctx, unsigned int state)
 {
-	cache_shrink(TRIM_KEEP);
+	for (int i = 0; i <= POOL_MAX; i++) {
+		struct pool_cache *c = &caches[i];
+		int n = cache_unneeded(c);
+
+		if (n)
+			cache_free_cold(c, n);
+		cache_new_window(c);
+	}
 	/* the last thread to shrink its caches returns the pages of all */
 	if (atomic_fetch_sub(&trim_pending, 1) == 1) {
 		malloc_trim(0);
@@ -274,41 +310,37 @@ static int trim_start(void)
 	return 1;
 }
 
-/* Pooled objects in use, all threads (racy sums: a heuristic). */
-static int64_t objects_in_use(void)
+/* Weight of <n> objects of pool <id>, counted in whole pages. */
+static uint64_t obj_weight(int id, int64_t n)
 {
-	int nc = atomic_load(&nb_all_caches);
-	int64_t used = 0;
+	size_t sz = obj_size(id);
 
-	if (nc > MAX_THREADS)
-		nc = MAX_THREADS;
-	for (int t = 0; t < nc; t++)
-		for (int i = 0; i <= POOL_MAX; i++)
-			used += all_caches[t][i].used;
-	return used;
+	return n > 0 ? (uint64_t)n * (sz > TRIM_PAGE ? sz : TRIM_PAGE) : 0;
 }
 
 void pool_maybe_trim(uint64_t now_ms)
 {
-	static int64_t peak;        /* objects in use: highest since the last trim */
-	static int64_t trim_level;  /* objects in use at the last trim */
-	static int descending;      /* the load went down since the last trim */
-	static uint64_t last_ms;
-	int64_t used = objects_in_use();
+	static uint64_t window_ms;
+	int nc = atomic_load(&nb_all_caches);
+	uint64_t unneeded = 0, used = 0;
 
-	if (used > peak)
-		peak = used;
-	if (descending && used > 2 * trim_level)
-		descending = 0;
-	if (now_ms - last_ms < TRIM_EVERY_MS || atomic_load(&trim_pending) || used * 2 > peak)
+	if (now_ms - window_ms < TRIM_WINDOW_MS || atomic_load(&trim_pending))
 		return;
-	if (peak < TRIM_MIN_PEAK && !(descending && peak > TRIM_QUIET))
+	window_ms = now_ms;
+	if (nc > MAX_THREADS)
+		nc = MAX_THREADS;
+	for (int t = 0; t < nc; t++) {
+		for (int i = 0; i <= POOL_MAX; i++) {
+			unneeded += obj_weight(i, cache_unneeded(&all_caches[t][i]));
+			used += obj_weight(i, all_caches[t][i].used);
+		}
+	}
+	/* the trim tasks start their own new windows */
+	if (unneeded >= TRIM_MIN_BYTES && unneeded >= used && trim_start())
 		return;
-	if (!trim_start())
-		return;
-	descending = 1;
-	trim_level = peak = used;
-	last_ms = now_ms;
+	for (int t = 0; t < nc; t++)
+		for (int i = 0; i <= POOL_MAX; i++)
+			cache_new_window(&all_caches[t][i]);
 }
 
 uint64_t pool_trim_count(void)
