@@ -324,7 +324,10 @@ void pool_maybe_trim(uint64_t now_ms)
 	int nc = atomic_load(&nb_all_caches);
 	uint64_t unneeded = 0, used = 0;
 
-	if (now_ms - window_ms < TRIM_WINDOW_MS || atomic_load(&trim_pending))
+	/* a thread leaves its loop only on hard stop: past that, its caches
+	 * (thread-local storage) may be gone */
+	if (now_ms - window_ms < TRIM_WINDOW_MS || atomic_load(&trim_pending) ||
+	    atomic_load(&global.hard_stop))
 		return;
 	window_ms = now_ms;
 	if (nc > MAX_THREADS)
