@@ -203,16 +203,16 @@ int pool_get_stats(struct pool_stats *out, int max)
 /* ---- returning memory after a peak ---- */
 
 /* Every TRIM_WINDOW_MS, thread 0 looks at what the caches did not need
- * during the window: the lowest count each cache reached. When those
- * objects weigh as much as the objects in use, and TRIM_MIN_BYTES or more
- * (in pages: an object smaller than a page counts as one, since scattered
- * small objects each keep a page resident), every thread frees its own
- * unneeded objects but TRIM_KEEP per pool (the coldest ones: the list is
- * LIFO), and the last one to finish calls malloc_trim(). After a flood
- * the caches are full and untouched: the window after the load went down
- * trims them. A load that swings by less than half never trims (a
- * trim costs the allocator's walk over its whole heap, and the objects
- * freed would be allocated again). */
+ * during the window: the lowest count each cache reached. When freeing
+ * those objects could return TRIM_MIN_BYTES or more, and at least the
+ * bytes of the objects in use (an unneeded object smaller than a page
+ * counts as a page: scattered, each one keeps its page resident), every
+ * thread frees its own unneeded objects but TRIM_KEEP per pool (the
+ * coldest ones: the list is LIFO), and the last one to finish calls
+ * malloc_trim(). After a flood the caches are full and untouched: the
+ * window after the load went down trims them. A load that swings by less
+ * than half never trims (a trim costs the allocator's walk over its whole
+ * heap, and the objects freed would be allocated again). */
 #define TRIM_WINDOW_MS 1000
 #define TRIM_MIN_BYTES (4 << 20)
 #define TRIM_KEEP      16
@@ -310,7 +310,7 @@ static int trim_start(void)
 	return 1;
 }
 
-/* Weight of <n> objects of pool <id>, counted in whole pages. */
+/* What freeing <n> objects of pool <id> could return: whole pages. */
 static uint64_t obj_weight(int id, int64_t n)
 {
 	size_t sz = obj_size(id);
@@ -334,8 +334,10 @@ void pool_maybe_trim(uint64_t now_ms)
 		nc = MAX_THREADS;
 	for (int t = 0; t < nc; t++) {
 		for (int i = 0; i <= POOL_MAX; i++) {
+			int64_t n = all_caches[t][i].used;
+
 			unneeded += obj_weight(i, cache_unneeded(&all_caches[t][i]));
-			used += obj_weight(i, all_caches[t][i].used);
+			used += n > 0 ? (uint64_t)n * obj_size(i) : 0;
 		}
 	}
 	/* the trim tasks start their own new windows */
