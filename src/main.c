@@ -259,7 +259,7 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 		threads_wake_all();
 		return t;
 	}
-	pool_maybe_trim(atomic_load(&global.actconn), th_ctx->now_ms);
+	pool_maybe_trim(th_ctx->now_ms);
 	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ? 100 : 250));
 	return t;
 }
@@ -268,6 +268,8 @@ static int stop_watch_init(int tid)
 {
 	struct task *t;
 
+	if (pool_init_thread(tid) < 0)
+		return -1;
 	if (tid != 0)
 		return 0;
 	t = task_new(stop_watch, NULL, 0, TC_BULK, "stop_watch");

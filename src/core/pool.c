@@ -6,39 +6,48 @@
  * atomic), so a hot path never calls malloc once its thread's cache is
  * warm. An object released by another thread than the one that allocated it
  * simply joins the releasing thread's cache. Past the bound, objects go back
- * to the system, so memory returns after a peak.
+ * to the allocator.
  *
  * Counters are per thread too: <allocated> (obtained from the system, minus
  * returned) and <used> (handed out, minus released) may go negative on one
  * thread when objects migrate; only their sums mean something.
+ *
+ * Returning memory after a peak (pool_maybe_trim()): freeing objects is not
+ * enough. glibc keeps freed chunks in its arenas, and a page goes back to
+ * the system only when no live chunk touches it; the objects the caches
+ * keep are scattered over the whole peak's heap (a 64-byte task per page is
+ * enough to pin hundreds of megabytes' worth of pages). So once the caches
+ * hold, unused for a whole second, as much as is in use, every thread
+ * frees its own unneeded objects (a task per thread, woken for it: caches
+ * are thread-local), and the last one to finish calls malloc_trim(), which
+ * hands every arena's free pages back. In steady state this costs one
+ * comparison per allocation (the cache's low-water mark) and a few
+ * additions per second on thread 0.
  */
+#include <limits.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/global.h>
 #include <sluice/core/pool.h>
+#include <sluice/core/sched.h>
 
-/* Free objects kept per pool and thread: about POOL_CACHE_BYTES worth,
- * between 16 and 4096 objects, so that a flood of connections does not
- * leave hundreds of megabytes cached once it is over (64 buffers, 4096
- * tasks). None under AddressSanitizer: a reused object would hide a
- * use-after-free from it. */
+/* Free objects kept per pool and thread: at most POOL_CACHE_MAX. A cache
+ * fills only from releases, so it holds what the load used before and no
+ * longer uses: the swing of a steady load (a keep-alive connection gives
+ * its buffers and transaction back between requests and takes them again),
+ * or the rest of a peak until the trim below empties it. Smaller bounds
+ * made the caches overflow under a flood's swings, and the allocator's
+ * churn then spread the same objects over ever more pages (the flood's
+ * RSS kept growing). The bound matters only if objects keep migrating
+ * from one thread to another. None under AddressSanitizer: a reused
+ * object would hide a use-after-free from it. */
 #if defined(__SANITIZE_ADDRESS__)
-#define POOL_CACHE_BYTES 0
+#define POOL_CACHE_MAX 0
 #else
-#define POOL_CACHE_BYTES (1024 * 1024)
+#define POOL_CACHE_MAX 4096
 #endif
-
-static int cache_bound(size_t size)
-{
-	size_t n;
-
-	if (!POOL_CACHE_BYTES)
-		return 0;
-	n = POOL_CACHE_BYTES / (size ? size : 1);
-	return n < 16 ? 16 : n > 4096 ? 4096 : (int)n;
-}
 
 struct free_obj {
 	struct free_obj *next;
@@ -49,6 +58,11 @@ struct pool_cache {
 	int count;
 	int64_t allocated;
 	int64_t used;
+	/* lowest <count> since the window began: that many objects were not
+	 * needed during the window (see "returning memory" below). Lowered by
+	 * the owner; thread 0 starts windows. Relaxed atomics: a value read
+	 * or written across a window's start is as good as any. */
+	_Atomic int count_min;
 };
 
 static struct pool *pools[POOL_MAX + 1];   /* the last one: buffers */
@@ -91,7 +105,8 @@ static void *cache_get(struct pool *p, size_t size)
 	c->used++;
 	if (f) {
 		c->head = f->next;
-		c->count--;
+		if (--c->count < atomic_load_explicit(&c->count_min, memory_order_relaxed))
+			atomic_store_explicit(&c->count_min, c->count, memory_order_relaxed);
 		return f;
 	}
 	c->allocated++;
@@ -109,7 +124,7 @@ static void cache_put(struct pool *p, void *obj)
 	struct free_obj *f = obj;
 
 	c->used--;
-	if (c->count < cache_bound(p->size ? p->size : (size_t)global.bufsize)) {
+	if (c->count < POOL_CACHE_MAX) {
 		f->next = c->head;
 		c->head = f;
 		c->count++;
@@ -185,21 +200,155 @@ int pool_get_stats(struct pool_stats *out, int max)
 	return n;
 }
 
-/* After a peak of connections (a flood) is over, gives the freed memory
- * back to the system: the caches are bounded, but the allocator keeps
- * freed blocks in its arenas until asked (malloc_trim). Called about every
- * 250 ms by thread 0 with the current number of connections; trims at most
- * every 2 s, and only once the count fell below half of its peak. */
-void pool_maybe_trim(int actconn, uint64_t now_ms)
-{
-	static int peak;
-	static uint64_t last_ms;
+/* ---- returning memory after a peak ---- */
 
-	if (actconn > peak)
-		peak = actconn;
-	if (peak < 256 || actconn * 2 > peak || now_ms - last_ms < 2000)
+/* Every TRIM_WINDOW_MS, thread 0 looks at what the caches did not need
+ * during the window: the lowest count each cache reached. When freeing
+ * those objects could return TRIM_MIN_BYTES or more, and at least the
+ * bytes of the objects in use (an unneeded object smaller than a page
+ * counts as a page: scattered, each one keeps its page resident), every
+ * thread frees its own unneeded objects but TRIM_KEEP per pool (the
+ * coldest ones: the list is LIFO), and the last one to finish calls
+ * malloc_trim(). After a flood the caches are full and untouched: the
+ * window after the load went down trims them. A load that swings by less
+ * than half never trims (a trim costs the allocator's walk over its whole
+ * heap, and the objects freed would be allocated again). */
+#define TRIM_WINDOW_MS 1000
+#define TRIM_MIN_BYTES (4 << 20)
+#define TRIM_KEEP      16
+#define TRIM_PAGE      4096
+
+static _Atomic(struct task *) trim_tasks[MAX_THREADS];
+static _Atomic int trim_pending;     /* threads that have not trimmed yet */
+static _Atomic uint64_t trims_done;  /* for `show pools` */
+
+static size_t obj_size(int id)
+{
+	if (id == POOL_MAX)
+		return (size_t)global.bufsize;
+	return id < npools ? pools[id]->size : 0;
+}
+
+/* Objects of cache <c> not needed since its window began. */
+static int cache_unneeded(struct pool_cache *c)
+{
+	int low = atomic_load_explicit(&c->count_min, memory_order_relaxed);
+
+	if (low > c->count)   /* racy read of another thread's count: fine */
+		low = c->count;
+	return low > TRIM_KEEP ? low - TRIM_KEEP : 0;
+}
+
+static void cache_new_window(struct pool_cache *c)
+{
+	atomic_store_explicit(&c->count_min, INT_MAX, memory_order_relaxed);
+}
+
+/* Frees the <n> coldest objects of the calling thread's cache <c>. */
+static void cache_free_cold(struct pool_cache *c, int n)
+{
+	struct free_obj **link = &c->head, *f;
+
+	for (int keep = c->count - n; keep > 0 && *link; keep--)
+		link = &(*link)->next;
+	f = *link;
+	*link = NULL;
+	while (f) {
+		struct free_obj *next = f->next;
+
+		free(f);
+		c->count--;
+		c->allocated--;
+		f = next;
+	}
+}
+
+static struct task *trim_run(struct task *t, void *ctx, unsigned int state)
+{
+	for (int i = 0; i <= POOL_MAX; i++) {
+		struct pool_cache *c = &caches[i];
+		int n = cache_unneeded(c);
+
+		if (n)
+			cache_free_cold(c, n);
+		cache_new_window(c);
+	}
+	/* the last thread to shrink its caches returns the pages of all */
+	if (atomic_fetch_sub(&trim_pending, 1) == 1) {
+		malloc_trim(0);
+		atomic_fetch_add(&trims_done, 1);
+	}
+	return t;
+}
+
+int pool_init_thread(int tid)
+{
+	struct task *t = task_new(trim_run, NULL, tid, TC_BULK, "pool_trim");
+
+	if (!t)
+		return -1;
+	atomic_store(&trim_tasks[tid], t);
+	return 0;
+}
+
+/* Wakes every thread's trim task; returns 0 if none exists (no threads). */
+static int trim_start(void)
+{
+	struct task *t[MAX_THREADS];
+	int n = 0;
+
+	for (int i = 0; i < MAX_THREADS; i++) {
+		t[n] = atomic_load(&trim_tasks[i]);
+		if (t[n])
+			n++;
+	}
+	if (!n)
+		return 0;
+	atomic_store(&trim_pending, n);
+	for (int i = 0; i < n; i++)
+		task_wakeup(t[i], TASK_WOKEN_OTHER);
+	return 1;
+}
+
+/* What freeing <n> objects of pool <id> could return: whole pages. */
+static uint64_t obj_weight(int id, int64_t n)
+{
+	size_t sz = obj_size(id);
+
+	return n > 0 ? (uint64_t)n * (sz > TRIM_PAGE ? sz : TRIM_PAGE) : 0;
+}
+
+void pool_maybe_trim(uint64_t now_ms)
+{
+	static uint64_t window_ms;
+	int nc = atomic_load(&nb_all_caches);
+	uint64_t unneeded = 0, used = 0;
+
+	/* a thread leaves its loop only on hard stop: past that, its caches
+	 * (thread-local storage) may be gone */
+	if (now_ms - window_ms < TRIM_WINDOW_MS || atomic_load(&trim_pending) ||
+	    atomic_load(&global.hard_stop))
 		return;
-	malloc_trim(0);
-	peak = actconn;
-	last_ms = now_ms;
+	window_ms = now_ms;
+	if (nc > MAX_THREADS)
+		nc = MAX_THREADS;
+	for (int t = 0; t < nc; t++) {
+		for (int i = 0; i <= POOL_MAX; i++) {
+			int64_t n = all_caches[t][i].used;
+
+			unneeded += obj_weight(i, cache_unneeded(&all_caches[t][i]));
+			used += n > 0 ? (uint64_t)n * obj_size(i) : 0;
+		}
+	}
+	/* the trim tasks start their own new windows */
+	if (unneeded >= TRIM_MIN_BYTES && unneeded >= used && trim_start())
+		return;
+	for (int t = 0; t < nc; t++)
+		for (int i = 0; i <= POOL_MAX; i++)
+			cache_new_window(&all_caches[t][i]);
+}
+
+uint64_t pool_trim_count(void)
+{
+	return atomic_load(&trims_done);
 }

@@ -8,6 +8,7 @@
  * only). Changes go through atomics; queue hand-overs they make possible are
  * done by queue_kick() and queue_redistribute(), under the queue locks.
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ static int cli_show_pools(char **args, int nargs, struct cli_out *out, int level
 	struct pool_stats st[POOL_MAX + 1];
 	int n = pool_get_stats(st, POOL_MAX + 1);
 	int64_t total = 0;
+	struct mallinfo2 mi;
 
 	cli_printf(out, "Dumping pools usage.\n");
 	for (int i = 0; i < n; i++) {
@@ -89,6 +91,11 @@ static int cli_show_pools(char **args, int nargs, struct cli_out *out, int level
 		total += st[i].allocated * (int64_t)st[i].size;
 	}
 	cli_printf(out, "Total: %d pools, %lld bytes allocated.\n", n, (long long)total);
+	/* what the allocator holds beyond the pools (every arena), and how
+	 * often memory went back to the system after a peak (pool.c) */
+	mi = mallinfo2();
+	cli_printf(out, "Allocator: %zu bytes in use (pools included), %llu trims after peaks.\n",
+	           mi.uordblks + mi.hblkhd, (unsigned long long)pool_trim_count());
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sluice/core/global.h>
 #include <sluice/core/list.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
@@ -26,6 +27,10 @@ struct idle_conn {
 	struct server *srv;
 	int reqs;            /* requests it carried: 2 or more makes it "safe" */
 };
+
+/* from a pool: after a flood, thousands of them go at once when their
+ * purge delay ends, and the pools return that memory (pool.c) */
+static POOL_DECLARE(pool_idle_conn, "idle_conn", struct idle_conn)
 
 static struct srv_idle_list *idle_list(struct server *srv)
 {
@@ -55,7 +60,7 @@ static void idle_conn_free(struct idle_conn *ic, int close_it)
 	if (close_it)
 		conn_close(&ic->c);
 	task_destroy(ic->task);
-	free(ic);
+	pool_free(&pool_idle_conn, ic);
 }
 
 static struct task *idle_conn_task(struct task *t, void *ctx, unsigned int state)
@@ -96,14 +101,14 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 	l = idle_list(srv);
 	if (!l || l->count >= idle_cap(srv))
 		return -1;
-	ic = calloc(1, sizeof(*ic));
+	ic = pool_zalloc(&pool_idle_conn);
 	if (!ic)
 		return -1;
 	ic->task = task_new(idle_conn_task, ic, th_ctx->tid, TC_BULK, "idle_conn");
 	if (!ic->task || conn_move(&ic->c, c, ic->task, 1) < 0) {
 		if (ic->task)
 			task_destroy(ic->task);
-		free(ic);
+		pool_free(&pool_idle_conn, ic);
 		return -1;
 	}
 	ic->srv = srv;

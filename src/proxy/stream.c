@@ -452,6 +452,10 @@ static void got_server(struct stream *s, struct server *srv)
 	atomic_store_explicit(&srv->cnt.last_sess, (int64_t)(s->accept_us / 1000000),
 	                      memory_order_relaxed);
 	s->st = SST_CONNECT;
+	/* an HTTP stream gives its (empty) response buffer back while it
+	 * waits in a queue (do_assign()) */
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		stream_abort(s, 'R', 'C');
 }
 
 void do_assign(struct stream *s)
@@ -494,9 +498,14 @@ void do_assign(struct stream *s)
 	case LB_QUEUE_SRV:
 	case LB_QUEUE_BE:
 		/* a queued request must not keep an idle server connection to
-		 * itself: 4000 waiting keep-alive clients would hold 4000 */
-		if (s->txn)
+		 * itself: 4000 waiting keep-alive clients would hold 4000; nor
+		 * its response buffer, empty until the server answers (got back
+		 * in got_server(), or by the error reply) */
+		if (s->txn) {
 			http_release_kept_conn(s);
+			if (!s->res.data)
+				buf_release(&s->res);
+		}
 		s->srv_queue_len = s->be_queue_len = 0;   /* set when it leaves */
 		s->pend.pos_from = NULL;
 		s->queue_ms = th_ctx->now_ms;

@@ -254,6 +254,8 @@ static int reply_prepare(struct stream *s, int status, const struct http_reply *
 		r = http_errors_find(s->be ? s->be->errors : NULL, s->fe->errors, status);
 	if (!r)
 		r = http_reply_builtin(500);
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return -1;
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
 	t->flags |= TX_F_REPLIED;
@@ -819,7 +821,57 @@ static void check_kept_server_conn(struct stream *s)
 	s->sc_srv = NULL;
 }
 
-static void http_wait_req(struct stream *s)
+/* ---- idle keep-alive connections ---- */
+
+/* A connection waiting for its next request holds no buffer and, after
+ * its first transaction, no transaction either, as HAProxy frees the
+ * buffers of an idle connection: with thousands of idle keep-alive
+ * clients, two 16 KB buffers and a 14.7 KB transaction each would be most
+ * of the memory. txn_end() gives the transaction back at once (the next
+ * one is started when its first byte comes); the buffers go when the
+ * stream finds nothing to read. They come back from the thread's pool
+ * caches (LIFO: the ones just released, still warm) when the client has
+ * something to say, or when the wait times out. Nothing buffered is ever
+ * dropped: a pipelined request, or bytes a server sent, keep everything.
+ * The first transaction's txn stays until it ends: the connection's
+ * tcp-request session rules may have set txn variables in it. */
+static void http_idle_release(struct stream *s)
+{
+	if (s->req.data || s->res.data)
+		return;
+	buf_release(&s->req);
+	buf_release(&s->res);
+}
+
+/* Gets back what an idle stream gave away. Returns 0 or -1 (no memory). */
+static int http_idle_acquire(struct stream *s)
+{
+	if (!s->txn) {
+		s->txn = pool_alloc(&pool_txn);
+		if (!s->txn)
+			return -1;
+		txn_start(s);
+		/* the idle time (%Ti) began with the wait: stream_next_txn()
+		 * dated it in accept_ms */
+		s->txn->idle_start_ms = s->accept_ms;
+	}
+	if (!s->req.area && buf_alloc(&s->req) < 0)
+		return -1;
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return -1;
+	return 0;
+}
+
+/* Whether a stream waiting for a request has anything to do: bytes
+ * buffered or readable, the client gone, or its timeout struck. */
+static int http_wait_req_due(const struct stream *s)
+{
+	return s->req.data || (s->cli.flags & (CONN_F_RD_READY | CONN_F_RD_SHUT | CONN_F_HUP |
+	                                       CONN_F_ERROR)) ||
+	       (s->http_exp && now_ms() >= s->http_exp);
+}
+
+static void http_wait_req_run(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct proxy *fe = s->fe;
@@ -888,6 +940,24 @@ static void http_wait_req(struct stream *s)
 		t->flags |= TX_F_CLI_CLOSE;
 		reply_start(s, 408, NULL, 'c', 'R');
 	}
+}
+
+static void http_wait_req(struct stream *s)
+{
+	if (!http_wait_req_due(s)) {
+		check_kept_server_conn(s);
+		http_idle_release(s);
+		return;
+	}
+	if (http_idle_acquire(s) < 0) {
+		/* no memory to read the request with: nothing can be answered
+		 * either (the connection is closed, as on a failed accept) */
+		s->st = SST_CLOSED;
+		return;
+	}
+	http_wait_req_run(s);
+	if (s->st == SST_HTTP_WAIT_REQ)
+		http_idle_release(s);
 }
 
 /* Waiting for the request body (http-buffer-request, wait-for-body): the
@@ -1465,7 +1535,14 @@ static void txn_end(struct stream *s)
 	}
 	txn_cleanup(t);
 	stream_next_txn(s);
-	txn_start(s);
+	if (s->req.data) {
+		txn_start(s);   /* a pipelined request: parsed right away */
+	} else {
+		/* idle: see http_idle_release() */
+		pool_free(&pool_txn, t);
+		s->txn = NULL;
+		s->req_fwd = s->res_fwd = 0;
+	}
 	s->st = SST_HTTP_WAIT_REQ;
 	s->http_exp = tick_add_ifset(now, first_set(s->fe->timeout_http_keep_alive,
 	                             first_set(s->fe->timeout_http_request, s->fe->timeout_client)));
@@ -1548,9 +1625,9 @@ void http_stream_release(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 
-	if (!t)
-		return;
-	if (!(t->flags & TX_F_LOGGED) && (t->req_first_ms || s->term[0] != '-')) {
+	/* no txn: the connection ended while idle (see http_idle_release()),
+	 * nothing to log, but its kept server connection goes to the pool */
+	if (t && !(t->flags & TX_F_LOGGED) && (t->req_first_ms || s->term[0] != '-')) {
 		if (s->be)
 			atomic_fetch_sub(&s->be->beconn, 1);
 		http_log(s);
@@ -1570,6 +1647,8 @@ void http_stream_release(struct stream *s)
 		conn_init(&s->sc, s->task);
 		s->sc_srv = NULL;
 	}
+	if (!t)
+		return;
 	txn_cleanup(t);
 	pool_free(&pool_txn, t);
 	s->txn = NULL;

@@ -86,8 +86,8 @@ CFG
 		[ "${served:-0}" -gt 0 ] || { echo "FAIL: no queue wait recorded"; fail=1; }
 	fi
 	# every session's objects went back to their pools. What stays: two
-	# listener tasks per thread, the stop watcher, and the CLI session
-	# asking (a task and a buffer)
+	# listener tasks per thread, the stop watcher, a pool-trim task per
+	# thread, and the CLI session asking (a task and a buffer)
 	# the client is done when it has read its last bytes; sluice may still
 	# be tearing sessions down: wait (bounded) until none is left
 	i=0
@@ -99,7 +99,7 @@ CFG
 	echo "$pools" | grep -E 'Pool (stream|task|buffer)'
 	used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
 	[ "$(used stream)" = 0 ] || { echo "FAIL ($mode): streams still in use"; fail=1; }
-	[ "$(used task)" -le 6 ] || { echo "FAIL ($mode): tasks still in use: $(used task)"; fail=1; }
+	[ "$(used task)" -le 8 ] || { echo "FAIL ($mode): tasks still in use: $(used task)"; fail=1; }
 	[ "$(used buffer)" -le 1 ] || { echo "FAIL ($mode): buffers still in use: $(used buffer)"; fail=1; }
 	grep -E 'ALERT|WARNING|ERROR' "$work/sluice.log" | head -5
 	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null

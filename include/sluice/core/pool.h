@@ -26,10 +26,15 @@ void *pool_zalloc(struct pool *p);
 /* The same without zeroing: for large objects whose users initialise what
  * they use (an HTTP transaction's header arrays and arenas). */
 void *pool_alloc(struct pool *p);
-/* Returns freed memory to the system once a connection peak is over
- * (thread 0's periodic task; see pool.c). */
-void pool_maybe_trim(int actconn, uint64_t now_ms);
-/* Back to the calling thread's cache (or to the system past its bound). */
+/* Returns memory to the system once the caches hold more than the load
+ * needs (after a peak): called about every 250 ms by one thread (see
+ * pool.c). */
+void pool_maybe_trim(uint64_t now_ms);
+/* Creates the calling thread's trim task (a thread init hook). 0 or -1. */
+int  pool_init_thread(int tid);
+/* Trims done so far (show pools). */
+uint64_t pool_trim_count(void);
+/* Back to the calling thread's cache (or to the allocator past its bound). */
 void  pool_free(struct pool *p, void *obj);
 
 /* Counters for `show pools`: objects obtained from the system and objects
