@@ -12,35 +12,13 @@
 # left in its pool, no watchdog warning, sluice alive. Loopback only,
 # bounded in time; the plan's seed is printed so that a failure replays
 # (STRESS_HTTP_SEED=hex).
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-src=$top/tests/stress
-bin=$src/bin
-sluice=${SLUICE:-$top/sluice}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 conns=${STRESS_HTTP_CONNS:-50}
 reqs=${STRESS_HTTP_REQS:-20}
 maxbody=${STRESS_HTTP_MAX_BODY:-4194304}
 seed=${STRESS_HTTP_SEED:-$(printf '%x' "$(date +%s)")}
 total=$((conns * reqs))
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cli() { echo "$1" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock"; }
-
-# The helpers are built here (the Makefile knows only tcpload), through a
-# temporary name so that two runs never execute a half-written binary.
-mkdir -p "$bin"
-for prog in httporigin httpload; do
-	if [ ! -x "$bin/$prog" ] || [ "$src/$prog.c" -nt "$bin/$prog" ] ||
-	   [ "$src/httpgen.h" -nt "$bin/$prog" ]; then
-		${CC:-cc} -O2 -g -std=gnu11 -Wall -Wextra -Werror -o "$bin/$prog.$$" "$src/$prog.c" &&
-			mv -f "$bin/$prog.$$" "$bin/$prog" || { echo "FAIL: cannot build $prog"; exit 1; }
-	fi
-done
+build_helpers httporigin httpload
 
 origin_port=$(free_port); fe_port=$(free_port)
 cat >"$work/cfg" <<CFG
@@ -71,10 +49,7 @@ fi
 
 "$bin/httporigin" "$origin_port" 90 >"$work/origin.log" 2>&1 &
 origin_pid=$!; pids="$pids $origin_pid"
-"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
-sl_pid=$!; pids="$pids $sl_pid"
-i=0
-while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+start_sluice
 
 "$bin/httpload" 127.0.0.1 "$fe_port" "$conns" "$reqs" "$maxbody" 45 "$seed" ||
 	bad "not every request came back intact"
@@ -83,10 +58,7 @@ kill -0 "$sl_pid" 2>/dev/null || { bad "sluice died"; tail -n 20 "$work/sluice.l
 
 # The client has its last byte; sluice may still be ending the streams (the
 # counters move then): wait, bounded, until no connection is left.
-i=0
-while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
-	i=$((i + 1)); sleep 0.1
-done
+wait_no_conn
 
 # counters: every request counted once, all 2xx, no error column moved
 stats=$(cli "show stat")

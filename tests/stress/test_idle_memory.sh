@@ -8,21 +8,9 @@
 # closed, the resident memory must come back near its start (the pools and
 # the allocator hand it back after a peak). Counts are bounded, loopback
 # only; waits are bounded polls, nothing asserts a duration.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-src=$top/tests/stress
-bin=$src/bin
-sluice=${SLUICE:-$top/sluice}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 conns=${STRESS_IDLE_CONNS:-2000}
 idle_max=${IDLE_MAX_BYTES:-8192}
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cli() { echo "$1" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock"; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$sl_pid/status"; }
 
 # a sanitizer build (make SAN=1) has no pool caches and its own allocator:
@@ -40,14 +28,7 @@ if [ "$(ulimit -n)" -lt $((conns * 2 + 200)) ]; then
 	echo "note: descriptor limit $(ulimit -n): using $conns connections"
 fi
 
-# the origin is built here, as test_http_bodies.sh does (temporary name)
-mkdir -p "$bin"
-if [ ! -x "$bin/httporigin" ] || [ "$src/httporigin.c" -nt "$bin/httporigin" ] ||
-   [ "$src/httpgen.h" -nt "$bin/httporigin" ]; then
-	${CC:-cc} -O2 -g -std=gnu11 -Wall -Wextra -Werror -o "$bin/httporigin.$$" \
-		"$src/httporigin.c" && mv -f "$bin/httporigin.$$" "$bin/httporigin" ||
-		{ echo "FAIL: cannot build httporigin"; exit 1; }
-fi
+build_helpers httporigin
 
 origin_port=$(free_port); fe_port=$(free_port)
 cat >"$work/cfg" <<CFG
@@ -153,4 +134,5 @@ kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
 if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
 	bad "sanitizer report (above)"
 fi
+[ $fail -eq 0 ] && echo "PASS: $conns idle connections, $per bytes of RSS each; memory back after they closed"
 exit $fail

@@ -14,44 +14,24 @@
 # default instant hand-over and with `tune.queue.wakeup shared-runqueue`.
 # Loopback only, bounded in
 # time; STRESS_HANDOVER_SEED=hex replays a plan.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-src=$top/tests/stress
-bin=$src/bin
-sluice=${SLUICE:-$top/sluice}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 conns=${STRESS_HANDOVER_CONNS:-1000}
 reqs=${STRESS_HANDOVER_REQS:-20}
 maxconn=${STRESS_HANDOVER_MAXCONN:-16}
 seed=${STRESS_HANDOVER_SEED:-$(printf '%x' "$(date +%s)")}
 total=$((conns * reqs))
-pids=""
-cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cli() { echo "$1" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock"; }
+build_helpers httporigin httpload
 
-mkdir -p "$bin"
-for prog in httporigin httpload; do
-	if [ ! -x "$bin/$prog" ] || [ "$src/$prog.c" -nt "$bin/$prog" ] ||
-	   [ "$src/httpgen.h" -nt "$bin/$prog" ]; then
-		${CC:-cc} -O2 -g -std=gnu11 -Wall -Wextra -Werror -o "$bin/$prog.$$" "$src/$prog.c" &&
-			mv -f "$bin/$prog.$$" "$bin/$prog" || { echo "FAIL: cannot build $prog"; exit 1; }
-	fi
-done
-
-run_mode() {
-	mode=$1
-	rm -f "$work/stats.sock"   # the previous run's: not a sign of readiness
+# Starts an origin and sluice: wake-up mode $1, global maxconn $2, one
+# server at maxconn $maxconn.
+setup() {
 	origin_port=$(free_port); fe_port=$(free_port)
 	cat >"$work/cfg" <<-CFG
 	global
 	    nbthread 2
-	    maxconn 2000
+	    maxconn $2
 	    stats socket $work/stats.sock level admin
-	    tune.queue.wakeup $mode
+	    tune.queue.wakeup $1
 	defaults
 	    mode http
 	    timeout connect 5s
@@ -67,27 +47,37 @@ run_mode() {
 	CFG
 	"$bin/httporigin" "$origin_port" 60 >"$work/origin.log" 2>&1 &
 	origin_pid=$!; pids="$pids $origin_pid"
-	"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
-	sl_pid=$!; pids="$pids $sl_pid"
-	i=0
-	while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+	start_sluice
+}
 
+# Stops both (a sanitizer build reports at exit).
+teardown() {
+	kill -0 "$sl_pid" 2>/dev/null || bad "$1: sluice died"
+	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
+	if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
+		bad "$1: sanitizer report (above)"
+	fi
+	kill -TERM "$origin_pid"; wait "$origin_pid" 2>/dev/null
+	pids=""
+}
+
+# columns of `show stat` by name, from the CSV header
+col() {
+	echo "$stats" | awk -F, -v r="$1" -v name="$2" '
+		NR == 1 { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+		$1 "," $2 == r { print $c }'
+}
+used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
+
+run_mode() {
+	mode=$1
+	setup "$mode" 2000
 	"$bin/httpload" 127.0.0.1 "$fe_port" "$conns" "$reqs" 1024 40 "$seed" ||
 		bad "$mode: not every request came back intact"
 	kill -0 "$sl_pid" 2>/dev/null || { bad "$mode: sluice died"; tail -n 20 "$work/sluice.log"; exit 1; }
+	wait_no_conn
 
-	i=0
-	while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
-		i=$((i + 1)); sleep 0.1
-	done
-
-	# columns by name, from the CSV header
 	stats=$(cli "show stat")
-	col() {
-		echo "$stats" | awk -F, -v r="$1" -v name="$2" '
-			NR == 1 { sub(/^# /, ""); for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
-			$1 "," $2 == r { print $c }'
-	}
 	s_2xx=$(col be,s1 hrsp_2xx); s_smax=$(col be,s1 smax); s_qmax=$(col be,BACKEND qmax)
 	s_conn=$(col be,s1 connect); s_reuse=$(col be,s1 reuse); s_used=$(col be,s1 used_conn_cur)
 	s_scur=$(col be,s1 scur); s_qcur=$(col be,s1 qcur)
@@ -106,7 +96,6 @@ run_mode() {
 	[ "${s_scur:-1}" -eq 0 ] && [ "${s_qcur:-1}" -eq 0 ] || bad "$mode: slots or waiters left: scur $s_scur qcur $s_qcur"
 
 	pools=$(cli "show pools")
-	used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
 	[ "$(used stream)" = 0 ] || bad "$mode: streams still in use: $(used stream)"
 	act=$(cli "show activity")
 	wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
@@ -115,14 +104,9 @@ run_mode() {
 	if grep -Ei 'watchdog|ALERT|WARNING' "$work/sluice.log" | head -5 | grep .; then
 		bad "$mode: sluice complained (above)"
 	fi
-	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
-	if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
-		bad "$mode: sanitizer report (above)"
-	fi
-	kill -TERM "$origin_pid"; wait "$origin_pid" 2>/dev/null
+	teardown "$mode"
 	grep -q "^origin: $total requests, .* 0 errors" "$work/origin.log" ||
 		bad "$mode: the origin did not serve exactly $total requests without error"
-	pids=""
 	echo "$mode: $s_conn connections for $conns clients"
 }
 
@@ -139,37 +123,10 @@ done
 # streams. (A handed-over connection left registered with the releasing
 # stream's poller once made these counters go negative now and then.)
 abort_run() {
-	rm -f "$work/stats.sock"
-	origin_port=$(free_port); fe_port=$(free_port)
-	cat >"$work/cfg" <<-CFG
-	global
-	    nbthread 2
-	    maxconn 4000
-	    stats socket $work/stats.sock level admin
-	defaults
-	    mode http
-	    timeout connect 5s
-	    timeout client 30s
-	    timeout server 30s
-	    timeout queue 30s
-	frontend fe
-	    bind 127.0.0.1:$fe_port
-	    default_backend be
-	backend be
-	    server s1 127.0.0.1:$origin_port maxconn $maxconn
-	CFG
-	"$bin/httporigin" "$origin_port" 30 >"$work/origin.log" 2>&1 &
-	origin_pid=$!; pids="$pids $origin_pid"
-	"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
-	sl_pid=$!; pids="$pids $sl_pid"
-	i=0
-	while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+	setup instant 4000
 	"$bin/httpload" 127.0.0.1 "$fe_port" 1500 200 1024 2 "$seed" >"$work/load.log" 2>&1
 	grep -q "failed" "$work/load.log" || bad "abort: the clients were meant to give up"
-	i=0
-	while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
-		i=$((i + 1)); sleep 0.1
-	done
+	wait_no_conn
 	stats=$(cli "show stat")
 	cur=$(cli "show info" | sed -n 's/^CurrConns: //p')
 	s_scur=$(col be,s1 scur); s_qcur=$(col be,BACKEND qcur); s_used=$(col be,s1 used_conn_cur)
@@ -181,13 +138,7 @@ abort_run() {
 	[ "${s_scur:-1}" -eq 0 ] && [ "${s_qcur:-1}" -eq 0 ] || bad "abort: slots or waiters left"
 	[ "${s_used:-1}" -eq 0 ] || bad "abort: used_conn_cur $s_used"
 	[ "$(used stream)" = 0 ] || bad "abort: streams in use $(used stream)"
-	kill -0 "$sl_pid" 2>/dev/null || bad "abort: sluice died"
-	kill -INT "$sl_pid"; wait "$sl_pid" 2>/dev/null
-	if grep -E 'Sanitizer|runtime error' "$work/sluice.log" | head -5 | grep .; then
-		bad "abort: sanitizer report (above)"
-	fi
-	kill -TERM "$origin_pid"; wait "$origin_pid" 2>/dev/null
-	pids=""
+	teardown abort
 }
 abort_run
 

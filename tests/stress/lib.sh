@@ -1,0 +1,50 @@
+# Shared by the HTTP stress tests (sourced, not run): paths, a scratch
+# directory removed at exit with every process listed in $pids, failure
+# bookkeeping, free loopback ports, the stats socket, and the test helpers
+# built from tests/stress/*.c on demand.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+src=$top/tests/stress
+bin=$src/bin
+sluice=${SLUICE:-$top/sluice}
+work=$(mktemp -d)
+pids=""
+fail=0
+cleanup() { for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+bad() { echo "FAIL: $*"; fail=1; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+cli() { echo "$1" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock"; }
+
+# Builds the named helpers (httporigin, httpload) if missing or older than
+# their sources, through a temporary name so that two runs never execute a
+# half-written binary.
+build_helpers() {
+	mkdir -p "$bin"
+	for prog in "$@"; do
+		if [ ! -x "$bin/$prog" ] || [ "$src/$prog.c" -nt "$bin/$prog" ] ||
+		   [ "$src/httpgen.h" -nt "$bin/$prog" ]; then
+			${CC:-cc} -O2 -g -std=gnu11 -Wall -Wextra -Werror -o "$bin/$prog.$$" "$src/$prog.c" &&
+				mv -f "$bin/$prog.$$" "$bin/$prog" ||
+				{ echo "FAIL: cannot build $prog"; exit 1; }
+		fi
+	done
+}
+
+# Starts sluice on $work/cfg (sl_pid), after removing a stats socket left by
+# an earlier run, and waits (bounded) for its stats socket.
+start_sluice() {
+	rm -f "$work/stats.sock"
+	"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
+	sl_pid=$!; pids="$pids $sl_pid"
+	i=0
+	while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+}
+
+# Waits (bounded) until sluice counts no connection.
+wait_no_conn() {
+	i=0
+	while [ "$(cli "show info" | sed -n 's/^CurrConns: //p')" != 0 ] && [ $i -lt 100 ]; do
+		i=$((i + 1)); sleep 0.1
+	done
+}
