@@ -497,11 +497,10 @@ static int queue_handover(struct server *srv, struct conn_offer *o)
 		p->srv = srv;    /* published by the store of q below */
 		p->left_from = from;
 		p->slot_ns = now;
-		if (o && o->fd >= 0 && p->take_conn && (p->take_conn == 1 || o->reqs >= 2)) {
+		if (o && !o->taken && p->take_conn && (p->take_conn == 1 || o->reqs >= 2)) {
 			p->hfd = o->fd;
 			p->hreqs = o->reqs;
-			o->taker_tid = p->task->tid;
-			o->fd = -1;
+			o->taken = 1;
 		}
 		atomic_store_explicit(&p->q, NULL, memory_order_release);
 		task_instant_wakeup_defer(p->task, TASK_WOKEN_QUEUE, &to_signal);

@@ -178,11 +178,11 @@ int http_keep_or_close_server_conn(struct stream *s)
 void http_release_slot_offer(struct stream *s)
 {
 	struct server *srv = s->srv;
-	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs, .taker_tid = -1 };
+	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs, .taken = 0 };
 
 	s->has_slot = 0;
 	srv_release_slot_offer(srv, &o);
-	if (o.taker_tid >= 0) {
+	if (o.taken) {
 		/* the waiter owns it now, and it still counts in used_conns.
 		 * Out of this thread's poller at once, even when the waiter is
 		 * this thread's: until it registers the descriptor, an event

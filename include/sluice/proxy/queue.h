@@ -80,12 +80,11 @@ struct pendconn {
 };
 
 /* An idle server connection offered with a released slot: the releaser
- * fills fd and reqs; the hand-over sets taker_tid (else -1) and fd to -1
- * once a waiter took it. */
+ * fills fd and reqs; the hand-over sets taken once a waiter took it. */
 struct conn_offer {
 	int fd;
 	int reqs;
-	int taker_tid;
+	int taken;
 };
 
 void queue_init(struct queue *q);
