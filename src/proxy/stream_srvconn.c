@@ -139,6 +139,7 @@ int http_keep_or_close_server_conn(struct stream *s)
 	               !(t->flags & (TX_F_SRV_CLOSE | TX_F_REPLIED)) && t->req_body.done &&
 	               !s->req_fwd && s->res.data == 0 &&
 	               !(s->sc.flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT));
+	int waiters;
 
 	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
 	    !(t->flags & TX_F_SRV_CLOSE))
@@ -150,10 +151,10 @@ int http_keep_or_close_server_conn(struct stream *s)
 	/* the client leaves, or requests wait for this server: the connection
 	 * goes where they can take it, instead of staying with this client:
 	 * with the slot to the next waiter, else to the pool */
-	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || atomic_load(&s->srv->queue.len) ||
-	                 atomic_load(&s->be->queue.len)) &&
+	waiters = reusable && (atomic_load(&s->srv->queue.len) || atomic_load(&s->be->queue.len));
+	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || waiters) &&
 	    s->be->http_reuse != PX_REUSE_NEVER && !s->srv->send_proxy) {
-		if (s->has_slot && (atomic_load(&s->srv->queue.len) || atomic_load(&s->be->queue.len))) {
+		if (s->has_slot && waiters) {
 			s->sc_srv = NULL;
 			return 1;
 		}
