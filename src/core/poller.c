@@ -8,12 +8,102 @@
  * dispatch I/O callbacks, pick up remote wake-ups.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
 #include <sluice/core/poller.h>
 #include <sluice/core/sched.h>
+
+/* The descriptor table. An event's data holds either a handle pointer
+ * (always 8-aligned, low bit clear) or (fd << 1) | 1. */
+struct fd_ent {
+	struct poll_handle *h;   /* current owner; NULL while parked */
+	uint32_t parked;         /* events that arrived while parked */
+	int tid1;                /* 1 + thread whose epoll holds it, 0: none */
+};
+
+static struct fd_ent *fdtab;
+static int fdtab_size;
+
+int poller_init(void)
+{
+	struct rlimit rl;
+	rlim_t n = 1024;
+
+	if (fdtab)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur;
+	if (n > 16u << 20)
+		n = 16u << 20;
+	/* calloc: pages of descriptors never opened are never touched */
+	fdtab = calloc(n, sizeof(*fdtab));
+	if (!fdtab)
+		return -1;
+	fdtab_size = (int)n;
+	return 0;
+}
+
+int poller_fd_add(struct poll_handle *h, uint32_t events)
+{
+	struct epoll_event ev = { .events = events };
+	int fd = h->fd;
+
+	if (fd < 0 || fd >= fdtab_size) {
+		errno = EMFILE;
+		return -1;
+	}
+	ev.data.u64 = ((uint64_t)fd << 1) | 1;
+	fdtab[fd].h = h;
+	fdtab[fd].parked = 0;
+	fdtab[fd].tid1 = th_ctx->tid + 1;
+	if (epoll_ctl(th_ctx->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int e = errno;
+
+		fdtab[fd].h = NULL;
+		fdtab[fd].tid1 = 0;
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+void poller_fd_set_owner(int fd, struct poll_handle *h)
+{
+	struct fd_ent *e = &fdtab[fd];
+
+	e->h = h;
+	if (h && e->parked) {
+		uint32_t ev = e->parked;
+
+		e->parked = 0;
+		h->cb(h, ev);
+	}
+}
+
+int poller_fd_is_local(int fd)
+{
+	return fd >= 0 && fd < fdtab_size && fdtab[fd].tid1 == th_ctx->tid + 1;
+}
+
+void poller_fd_del(int fd)
+{
+	struct epoll_event ev = { 0 };
+
+	epoll_ctl(th_ctx->epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+void poller_fd_forget(int fd)
+{
+	if (fd >= 0 && fd < fdtab_size) {
+		fdtab[fd].h = NULL;
+		fdtab[fd].parked = 0;
+		fdtab[fd].tid1 = 0;
+	}
+}
 
 int poller_add(struct poll_handle *h, uint32_t events)
 {
@@ -62,6 +152,37 @@ static int poll_timeout(struct thread_ctx *tc, int busy)
 	return next - tc->now_ms > 86400000 ? 86400000 : (int)(next - tc->now_ms);
 }
 
+static void dispatch(const struct epoll_event *evs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t d = evs[i].data.u64;
+		struct poll_handle *h;
+
+		if (d & 1) {
+			struct fd_ent *e = &fdtab[d >> 1];
+
+			h = e->h;
+			if (!h) {
+				e->parked |= evs[i].events;
+				continue;
+			}
+		} else {
+			h = evs[i].data.ptr;
+		}
+		h->cb(h, evs[i].events);
+	}
+}
+
+int poller_poll_once(int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n = epoll_wait(th_ctx->epfd, evs, 64, timeout_ms);
+
+	if (n > 0)
+		dispatch(evs, n);
+	return n;
+}
+
 void poller_loop(void)
 {
 	struct thread_ctx *tc = th_ctx;
@@ -89,11 +210,7 @@ void poller_loop(void)
 		if (timeout != 0)
 			sched_woke(tc);
 		tc->now_ms = clock_mono_ms();
-		for (int i = 0; i < n; i++) {
-			struct poll_handle *h = evs[i].data.ptr;
-
-			h->cb(h, evs[i].events);
-		}
+		dispatch(evs, n);
 		if (n > 0)
 			tc->act.poll_events += n;
 		tc->act.loops++;

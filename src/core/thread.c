@@ -22,6 +22,8 @@ void thread_register_init(struct thread_init_hook *h)
 
 int threads_prepare(void)
 {
+	if (poller_init() < 0)
+		return -1;
 	for (int i = 0; i < global.nbthread; i++) {
 		struct thread_ctx *tc = &thread_ctx[i];
 

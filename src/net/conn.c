@@ -46,7 +46,7 @@ int conn_attach(struct conn *c, int fd)
 {
 	c->ph.fd = fd;
 	c->flags &= CONN_F_SRC_SET | CONN_F_DST_SET;
-	if (poller_add(&c->ph, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
+	if (poller_fd_add(&c->ph, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
 		c->err = errno;
 		c->ph.fd = -1;
 		return -1;
@@ -61,6 +61,7 @@ void conn_close(struct conn *c)
 {
 	if (c->ph.fd < 0)
 		return;
+	poller_fd_forget(c->ph.fd);
 	close(c->ph.fd);
 	c->ph.fd = -1;
 }
@@ -88,19 +89,22 @@ const struct sockaddr_storage *conn_src(struct conn *c)
 	return conn_lookup(c, &c->src, CONN_F_SRC_SET);
 }
 
-int conn_move(struct conn *dst, struct conn *src, struct task *t, int idle)
+void conn_move(struct conn *dst, struct conn *src, struct task *t)
 {
 	*dst = *src;
 	dst->ph.owner = dst;
 	dst->task = t;
 	src->ph.fd = -1;
-	if (poller_mod(&dst->ph, idle ? EPOLLIN | EPOLLRDHUP | EPOLLET :
-	                                EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET) < 0) {
-		*src = *dst;
-		src->ph.owner = src;
-		dst->ph.fd = -1;
-		return -1;
-	}
+	poller_fd_set_owner(dst->ph.fd, &dst->ph);
+}
+
+int conn_adopt(struct conn *c, int fd, unsigned int flags)
+{
+	if (!poller_fd_is_local(fd))
+		return conn_attach(c, fd);
+	c->ph.fd = fd;
+	c->flags = (c->flags & (CONN_F_SRC_SET | CONN_F_DST_SET)) | flags;
+	poller_fd_set_owner(fd, &c->ph);
 	return 0;
 }
 

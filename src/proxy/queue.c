@@ -500,7 +500,9 @@ static int queue_handover(struct server *srv, struct conn_offer *o)
 		if (o && !o->taken && p->take_conn && (p->take_conn == 1 || o->reqs >= 2)) {
 			p->hfd = o->fd;
 			p->hreqs = o->reqs;
+			p->hflags = o->flags;
 			o->taken = 1;
+			o->taker_tid = p->task->tid;
 		}
 		atomic_store_explicit(&p->q, NULL, memory_order_release);
 		task_instant_wakeup_defer(p->task, TASK_WOKEN_QUEUE, &to_signal);

@@ -1,8 +1,7 @@
 /* Idle server connections: per-thread lists, no lock (see srv_idle.h).
  *
- * A connection moves between its stream and the pool by value: the epoll
- * registration carries a pointer to the struct conn, so each move re-points
- * it (conn_move(), one epoll_ctl). A pooled connection has a small task of
+ * A connection moves between its stream and the pool by value; the poller's
+ * descriptor table follows it (conn_move(), no syscall). A pooled connection has a small task of
  * its own, woken by any event on the socket (the server closed it, or sent
  * bytes no request asked for: both end it) and by its purge timer.
  */
@@ -67,7 +66,12 @@ static struct task *idle_conn_task(struct task *t, void *ctx, unsigned int state
 {
 	struct idle_conn *ic = ctx;
 
-	/* any event or the purge timer: the connection is no longer usable */
+	/* input, a hang-up or the purge timer: the connection is no longer
+	 * usable. It stays registered for output too (moving it in and out
+	 * of the pool costs no syscall that way): room to write is no news */
+	if (!(state & TASK_WOKEN_TIMER) &&
+	    !(ic->c.flags & (CONN_F_RD_READY | CONN_F_RDHUP | CONN_F_HUP | CONN_F_ERROR)))
+		return t;
 	idle_conn_free(ic, 1);
 	return NULL;
 }
@@ -105,12 +109,11 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 	if (!ic)
 		return -1;
 	ic->task = task_new(idle_conn_task, ic, th_ctx->tid, TC_BULK, "idle_conn");
-	if (!ic->task || conn_move(&ic->c, c, ic->task, 1) < 0) {
-		if (ic->task)
-			task_destroy(ic->task);
+	if (!ic->task) {
 		pool_free(&pool_idle_conn, ic);
 		return -1;
 	}
+	conn_move(&ic->c, c, ic->task);
 	ic->srv = srv;
 	ic->reqs = reqs;
 	list_insert(&l->head, &ic->list);
@@ -139,8 +142,7 @@ int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only
 			/* its task will close it */
 			continue;
 		}
-		if (conn_move(dst, &ic->c, t, 0) < 0)
-			return 0;
+		conn_move(dst, &ic->c, t);
 		*reqs = ic->reqs;
 		idle_conn_free(ic, 0);
 		return 1;

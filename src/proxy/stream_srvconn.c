@@ -179,16 +179,24 @@ int http_keep_or_close_server_conn(struct stream *s)
 void http_release_slot_offer(struct stream *s)
 {
 	struct server *srv = s->srv;
-	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs, .taken = 0 };
+	/* an idle connection has room to write; if not, the taker's send
+	 * says EAGAIN and waits for the edge like any other */
+	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs,
+	                        .flags = CONN_F_WR_READY |
+	                                 (s->sc.flags & (CONN_F_RD_READY | CONN_F_RDHUP | CONN_F_HUP)) };
 
 	s->has_slot = 0;
 	srv_release_slot_offer(srv, &o);
 	if (o.taken) {
 		/* the waiter owns it now, and it still counts in used_conns.
-		 * Out of this thread's poller at once, even when the waiter is
-		 * this thread's: until it registers the descriptor, an event
-		 * would otherwise reach this stream, which may be gone by then */
-		poller_del(&s->sc.ph);
+		 * Before polling again, no event may reach this stream, which
+		 * may be gone by then: a waiter of this thread finds it parked
+		 * in the poller (events kept for it, no syscall); one of
+		 * another thread registers it with its own poller */
+		if (o.taker_tid == th_ctx->tid)
+			poller_fd_set_owner(o.fd, NULL);
+		else
+			poller_fd_del(o.fd);
 		conn_init(&s->sc, s->task);
 		return;
 	}
@@ -214,9 +222,10 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 	int fd = s->pend.hfd;
 
 	s->pend.hfd = -1;
-	if (conn_is_open(&s->sc) || conn_attach(&s->sc, fd) < 0) {
+	if (conn_is_open(&s->sc) || conn_adopt(&s->sc, fd, s->pend.hflags) < 0) {
 		/* cannot happen (a queued stream keeps no connection), or the
 		 * poller refused it: the connection ends here */
+		poller_fd_forget(fd);
 		close(fd);
 		atomic_fetch_sub(&srv->used_conns, 1);
 		return;

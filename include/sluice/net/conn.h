@@ -41,10 +41,15 @@ ssize_t conn_send(struct conn *c, struct buffer *b);
 /* The same, reading at most <max> bytes / sending at most the first <max>. */
 ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max);
 ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max);
-/* Moves an open connection to another struct conn (its epoll registration
- * follows, one epoll_ctl), whose events wake <t>. <idle>: only input and
- * hang-up events (a pooled connection). Returns 0, or -1 with <src> kept. */
-int conn_move(struct conn *dst, struct conn *src, struct task *t, int idle);
+/* Moves an open connection to another struct conn of the same thread,
+ * whose events wake <t> from now on. No syscall: the poller's descriptor
+ * table is re-pointed. */
+void conn_move(struct conn *dst, struct conn *src, struct task *t);
+/* Takes <fd>, an open connection another struct conn gave up (a server
+ * connection handed over with a queue slot): re-pointed if this thread's
+ * poller holds it, with the giver's readiness <flags> (CONN_F_*) and the
+ * events that came since; registered like conn_attach() otherwise. */
+int conn_adopt(struct conn *c, int fd, unsigned int flags);
 void conn_shutw(struct conn *c);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */

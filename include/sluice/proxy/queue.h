@@ -73,18 +73,24 @@ struct pendconn {
 	int pos;                 /* departures while it waited, own included (lock) */
 	struct queue *pos_from;  /* the queue <pos> is about (lock) */
 	/* a server connection handed over with the slot (lock, then the
-	 * owner once dequeued): descriptor or -1, requests it carried; in no
-	 * poller until the owner registers it */
+	 * owner once dequeued): descriptor or -1, requests it carried, the
+	 * releaser's readiness flags. Parked in the owner thread's poller
+	 * when the releaser ran there, in no poller otherwise, until the
+	 * owner adopts it (conn_adopt()) */
 	int hfd;
 	int hreqs;
+	unsigned int hflags;
 };
 
 /* An idle server connection offered with a released slot: the releaser
- * fills fd and reqs; the hand-over sets taken once a waiter took it. */
+ * fills fd, reqs and flags; the hand-over sets taken and taker_tid once a
+ * waiter took it. */
 struct conn_offer {
 	int fd;
 	int reqs;
+	unsigned int flags;
 	int taken;
+	int taker_tid;
 };
 
 void queue_init(struct queue *q);
