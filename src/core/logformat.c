@@ -626,6 +626,18 @@ int lf_check_mode(const struct lf_expr *e, int http_mode, char *err, size_t errl
 	return 0;
 }
 
+int lf_check_use(const struct lf_expr *e, unsigned int avail, char *err, size_t errlen)
+{
+	for (int i = 0; i < e->count; i++) {
+		const struct lf_node *n = &e->nodes[i];
+
+		if (n->type == LF_NODE_SAMPLE &&
+		    smp_check_use(n->expr->use, avail, n->expr->fetch->kw, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 size_t lf_render(const struct lf_expr *e, const struct log_fields *f,
                  char *out, size_t outsz)
 {

@@ -66,7 +66,7 @@ static const struct smp_fetch_kw http_fetches[] = {
 	{ "res.hdrs",     smp_fetch_res_hdrs,     { 0 }, 0, NULL, SMP_T_STR, HRS },
 	{ "req.hdr_names", smp_fetch_req_hdr_names, { ARGT_STR }, 0, NULL, SMP_T_STR, HRQ },
 	{ "res.hdr_names", smp_fetch_res_hdr_names, { ARGT_STR }, 0, NULL, SMP_T_STR, HRS },
-	{ "method",       smp_fetch_method,       { 0 }, 0, NULL, SMP_T_METH, HRQ },
+	{ "method",       smp_fetch_method,       { 0 }, 0, NULL, SMP_T_METH, SMP_USE_HRQHP },
 	{ "path",         smp_fetch_path,         { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "pathq",        smp_fetch_pathq,        { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "url",          smp_fetch_url,          { 0 }, 0, NULL, SMP_T_STR, HRQ },
@@ -77,7 +77,7 @@ static const struct smp_fetch_kw http_fetches[] = {
 	{ "req_ver",      smp_fetch_req_ver,      { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "res.ver",      smp_fetch_res_ver,      { 0 }, 0, NULL, SMP_T_STR, HRS },
 	{ "resp_ver",     smp_fetch_res_ver,      { 0 }, 0, NULL, SMP_T_STR, HRS },
-	{ "status",       smp_fetch_status,       { 0 }, 0, NULL, SMP_T_SINT, HRS },
+	{ "status",       smp_fetch_status,       { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_HRSHP },
 	{ "cook",         smp_fetch_req_cook,     { ARGT_STR }, 0, NULL, SMP_T_STR, HRQ },
 	{ "req.cook",     smp_fetch_req_cook,     { ARGT_STR }, 0, NULL, SMP_T_STR, HRQ },
 	{ "res.cook",     smp_fetch_res_cook,     { ARGT_STR }, 0, NULL, SMP_T_STR, HRS },
@@ -96,8 +96,8 @@ static const struct smp_fetch_kw http_fetches[] = {
 	{ "req.body_size", smp_fetch_req_body_size, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_HRQBO },
 	{ "res.body",     smp_fetch_res_body,     { 0 }, 0, NULL, SMP_T_BIN, SMP_USE_HRSBO },
 	{ "res.body_len", smp_fetch_res_body_len, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_HRSBO },
-	{ "http_first_req", smp_fetch_first_req,  { 0 }, 0, NULL, SMP_T_BOOL, HRQ },
-	{ "req.proto_http", smp_fetch_proto_http, { 0 }, 0, NULL, SMP_T_BOOL, HRQ },
+	{ "http_first_req", smp_fetch_first_req,  { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRQHP },
+	{ "req.proto_http", smp_fetch_proto_http, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRQHP },
 	{ "http_auth_type", smp_fetch_auth_type,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "http_auth_user", smp_fetch_auth_user,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "http_auth_pass", smp_fetch_auth_pass,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
@@ -441,15 +441,20 @@ static int smp_fetch_res_hdr_names(const struct smp_args *args, struct sample *s
 
 static int smp_fetch_method(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	const struct http_msg *m = get_msg(smp, ctx, SMP_DIR_REQ);
+	const struct http_msg *m = ctx->req;
+	enum http_meth meth = m ? m->meth : ctx->txn_meth;
+	struct ist str = m ? m->method : ctx->txn_method;
 
-	if (!m)
+	/* the head forwarded, the transaction still knows its method */
+	if (!m && !ctx->txn_method.len) {
+		smp->flags |= SMP_F_MAY_CHANGE;
 		return 0;
+	}
 	smp->type = SMP_T_METH;
 	smp->flags |= SMP_F_CONST;
-	smp->data.meth.meth = m->meth;
-	smp->data.meth.str.ptr = (char *)m->method.ptr;
-	smp->data.meth.str.len = m->method.len;
+	smp->data.meth.meth = meth;
+	smp->data.meth.str.ptr = (char *)str.ptr;
+	smp->data.meth.str.len = str.len;
 	smp->data.meth.str.size = 0;
 	return 1;
 }
@@ -577,12 +582,19 @@ static int smp_fetch_res_ver(const struct smp_args *args, struct sample *smp, st
 
 static int smp_fetch_status(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	const struct http_msg *m = get_msg(smp, ctx, SMP_DIR_RES);
+	const struct http_msg *m = ctx->res;
 
-	if (!m)
-		return 0;
-	smp_set_sint(smp, m->status);
-	return 1;
+	if (m) {
+		smp_set_sint(smp, m->status);
+		return 1;
+	}
+	/* the head forwarded (or a local reply): the status sent */
+	if (ctx->txn_status > 0) {
+		smp_set_sint(smp, ctx->txn_status);
+		return 1;
+	}
+	smp->flags |= SMP_F_MAY_CHANGE;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ cookies */
@@ -832,6 +844,8 @@ static int smp_fetch_first_req(const struct smp_args *args, struct sample *smp, 
 
 static int smp_fetch_proto_http(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
+	/* accepted in response rules and logs, as in HAProxy 2.6, but the
+	 * head is gone there: no sample */
 	if (!get_msg(smp, ctx, SMP_DIR_REQ))
 		return 0;
 	smp_set_bool(smp, 1);

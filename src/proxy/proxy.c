@@ -1044,7 +1044,8 @@ static int proxy_check_one(struct proxy *px)
 		char err[512];
 
 		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
-		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0) {
+		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
+		    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
 			cfg_alert(px->conf_file, px->conf_line, "log-format of '%s': %s",
 			          px->name, err);
 			errors++;

@@ -217,6 +217,9 @@ static void http_log(struct stream *s)
 		return;
 	if ((fe->options & PX_O_DONTLOG_NORMAL) && !err)
 		return;
+	/* request processing is over: "req" variables are gone, even when
+	 * no response came (HAProxy 2.6 logs them empty after a deny too) */
+	vars_prune(&t->vars_req);
 	if (t->log_level >= 0)
 		level = t->log_level;
 	else if ((fe->options & PX_O_LOG_SEP_ERRORS) && err)
@@ -1196,6 +1199,9 @@ static int response_parsed(struct stream *s)
 	if (m->flags & HTTP_F_TUNNEL)
 		fl |= H1O_F_TUNNEL;
 	if (from_server) {
+		/* "req" variables live during request processing only (HAProxy
+		 * 2.6: empty in http-response rules and in the log line) */
+		vars_prune(&t->vars_req);
 		if ((m->flags & HTTP_F_CONN_CLOSE) || !(m->flags & HTTP_F_XFER_LEN) ||
 		    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
 			t->flags |= TX_F_SRV_CLOSE;

@@ -312,6 +312,14 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
 	c->txn_id = t->id;
+	if (t->uri_copy_len) {
+		const char *sp = memchr(t->uri_copy, ' ', t->uri_copy_len);
+
+		c->txn_method.ptr = t->uri_copy;
+		c->txn_method.len = sp ? (size_t)(sp - t->uri_copy) : t->uri_copy_len;
+		c->txn_meth = t->req.meth;
+	}
+	c->txn_status = t->status > 0 ? t->status : 0;
 	c->vars[VAR_SCOPE_TXN] = &t->vars_txn;
 	c->vars[VAR_SCOPE_REQ] = &t->vars_req;
 	c->vars[VAR_SCOPE_RES] = &t->vars_res;

@@ -476,7 +476,7 @@ static void test_conditions(void)
 		int n = split(buf, w, 16);
 		struct acl_cond *c = acl_cond_parse(w, n, &acls, "t", 1, err, sizeof(err));
 
-		CHECK(c && (acl_cond_use(c) & SMP_USE_HRSHV) && (acl_cond_use(c) & SMP_USE_HRQHV));
+		CHECK(c && (acl_cond_use(c) & SMP_USE_HRSHV) && (acl_cond_use(c) & SMP_USE_HRQHP));
 		acl_cond_free(c);
 	}
 }

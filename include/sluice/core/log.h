@@ -228,6 +228,9 @@ void lf_free(struct lf_expr *e);
  * %Ti %Tr %Ta %tr %trg %trl). With <http_mode> 0, returns -1 and "format
  * variable 'r' is reserved for HTTP mode" if <e> has one; else 0. */
 int lf_check_mode(const struct lf_expr *e, int http_mode, char *err, size_t errlen);
+/* 0 if every %[expr] of <e> uses only what <avail> (SMP_USE_*) offers, else
+ * -1 with HAProxy's "may not be reliably used here" reason in <err>. */
+int lf_check_use(const struct lf_expr *e, unsigned int avail, char *err, size_t errlen);
 
 /* Renders <e> with <f> into <out> (always NUL-terminated, truncated to fit).
  * Returns the length written. No allocation; %[sample] results live in the

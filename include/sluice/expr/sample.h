@@ -209,16 +209,22 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
 #define SMP_USE_HRQBO   0x0100  /* request body */
 #define SMP_USE_HRSHV   0x0200  /* response headers parsed */
 #define SMP_USE_HRSBO   0x0400  /* response body */
-#define SMP_USE_ALL     0x07ff
+#define SMP_USE_HRQHP   0x0800  /* request method, kept for the whole txn */
+#define SMP_USE_HRSHP   0x1000  /* response status, kept for the whole txn */
+#define SMP_USE_ALL     0x1fff
 
 /* What each rule set may use (for smp_check_use() at configuration time) */
 #define SMP_AVAIL_TCP_CONN   (SMP_USE_INTRN | SMP_USE_L4CLI)
 #define SMP_AVAIL_TCP_SESS   (SMP_AVAIL_TCP_CONN | SMP_USE_L5)
 #define SMP_AVAIL_TCP_CONT   (SMP_AVAIL_TCP_SESS | SMP_USE_TXN | SMP_USE_L6REQ | \
-                              SMP_USE_HRQHV | SMP_USE_HRQBO)
+                              SMP_USE_HRQHV | SMP_USE_HRQBO | SMP_USE_HRQHP)
 #define SMP_AVAIL_HTTP_REQ   (SMP_AVAIL_TCP_CONT | SMP_USE_BE)
 #define SMP_AVAIL_HTTP_RES   (SMP_AVAIL_HTTP_REQ | SMP_USE_SRV | SMP_USE_HRSHV | \
-                              SMP_USE_HRSBO)
+                              SMP_USE_HRSBO | SMP_USE_HRSHP)
+/* A log line is written once the heads were forwarded: only what the
+ * transaction keeps (HAProxy 2.6 refuses req.hdr() & co in log-format). */
+#define SMP_AVAIL_LOG        (SMP_AVAIL_TCP_SESS | SMP_USE_BE | SMP_USE_SRV | SMP_USE_TXN | \
+                              SMP_USE_HRQHP | SMP_USE_HRSHP)
 
 /* 0 if <use> (an expression's or a condition's) is within <avail>, else -1
  * with "... needs 'HTTP response headers' which is not available here" in
@@ -286,6 +292,12 @@ struct smp_ctx {
 	                              * req_data.len when req_data is set */
 	int first_req;               /* first request of the connection */
 	uint64_t txn_id;             /* txn.id: request counter */
+	/* kept by the transaction once the heads are forwarded (response
+	 * rules, logs): the request method (empty: none yet) and the status
+	 * sent to the client (0: none yet) */
+	struct ist txn_method;
+	enum http_meth txn_meth;
+	int txn_status;
 	int64_t now_us;              /* wall clock, us since epoch (0: read it) */
 
 	/* variable stores: sess, txn, req, res (proc is process-wide) */
