@@ -356,6 +356,22 @@ def sample_queue(work, label, origin_port):
 
 # ---- timed rounds ----
 
+def cpu_times():
+    """The machine's CPU time so far (clock ticks, all CPUs): total, idle
+    (idle + iowait) and stolen (time the hypervisor gave to other guests)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return sum(v), v[3] + v[4], v[7]
+
+
+def machine_share(t0, t1):
+    """Idle and stolen shares (%) of the CPU time between two cpu_times()."""
+    tot = t1[0] - t0[0]
+    if tot <= 0:
+        return float("nan"), float("nan")
+    return 100.0 * (t1[1] - t0[1]) / tot, 100.0 * (t1[2] - t0[2]) / tot
+
+
 def run_round(a, side, scen, work, origin_port):
     """One wrk run against a fresh proxy: wrk's figures, plus the mid-run
     sample and the after-run probe when the scenario asks for them."""
@@ -366,9 +382,12 @@ def run_round(a, side, scen, work, origin_port):
         timer = threading.Timer(a.duration / 2.0, lambda: sample.update(
             sample_queue(work, side[0], origin_port)))
         timer.start()
-    cpu0 = cpu_ms(p.pid)
+    cpu0, m0 = cpu_ms(p.pid), cpu_times()
     res = parse_wrk(run_wrk(wrk_cmd(a, scen, fe_port), a.duration))
-    cpu = cpu_ms(p.pid) - cpu0
+    cpu, m1 = cpu_ms(p.pid) - cpu0, cpu_times()
+    # a virtual machine's CPUs may be taken by the host: a round with much
+    # stolen time measures the neighbours, not the proxy
+    res["idle_pct"], res["steal_pct"] = machine_share(m0, m1)
     # the proxy's CPU time per request: a cost that the other jobs of the
     # machine disturb much less than they disturb requests/s
     res["cpu_us"] = cpu * 1000.0 / res["requests"] if res["requests"] else float("nan")
@@ -437,6 +456,10 @@ def report(name, scen, res):
         print("  %-15s  proxy CPU per request: median %.1f us; rounds: %s" %
               ("", statistics.median(r["cpu_us"] for r in res[l]),
                " ".join("%.1f" % r["cpu_us"] for r in res[l])))
+        print("  %-15s  machine: idle %.0f%%, stolen by the host %.0f%% (medians; stolen per "
+              "round: %s)" % ("", statistics.median(r["idle_pct"] for r in res[l]),
+                              statistics.median(r["steal_pct"] for r in res[l]),
+                              " ".join("%.0f" % r["steal_pct"] for r in res[l])))
         samples = [r["sample"] for r in res[l] if r["sample"]]
         if samples:
             print("  %-15s  mid-round (median of rounds): queued %d, served %d, "
