@@ -19,6 +19,12 @@
 #include <sluice/core/global.h>
 #include <sluice/proxy/proxy.h>
 
+/* The global section's keywords register from a constructor in
+ * src/core/global_cfg.c; this reference links them into every program that
+ * parses a configuration, even from a static archive. */
+extern const int core_global_cfg_anchor;
+__attribute__((used)) static const int *const global_kws_anchor = &core_global_cfg_anchor;
+
 static struct cfg_kw_table *kw_tables;
 static struct cfg_post_hook *post_hooks;
 static struct cfg_section_def *section_defs;

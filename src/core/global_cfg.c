@@ -1,0 +1,140 @@
+/* The global section's own keywords: threads, limits, tunables, process
+ * settings, and the ones accepted only so that HAProxy configurations load.
+ * (Keywords that configure a module live with it: `log` in log.c, `stats`
+ * in cli.c...) Kept out of main.c so that every program that parses a
+ * configuration has them, the configuration fuzzer included: src/cfg/parse.c
+ * references the anchor below. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/core/global.h>
+#include <sluice/core/sched.h>
+
+const int core_global_cfg_anchor;
+
+static int kw_global_int(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *name; int *field; long min, max; } tab[] = {
+		{ "nbthread",            &global.nbthread,       1, MAX_THREADS },
+		{ "maxconn",             &global.maxconn,        1, 10000000 },
+		{ "tune.maxpollevents",  &global.maxpollevents,  1, 100000 },
+		{ "tune.runqueue-depth", &global.runqueue_depth, 1, 100000 },
+		{ "tune.maxaccept",      &global.maxaccept,      -1, 100000 },
+	};
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one integer.");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(args[0], tab[i].name) != 0)
+			continue;
+		if (strcmp(args[1], "-1") == 0 && tab[i].min < 0) {
+			*tab[i].field = 100000;   /* tune.maxaccept -1: "no limit" */
+			return 0;
+		}
+		if (tab[i].min < 0 && strcmp(args[1], "0") == 0) {
+			snprintf(err, errlen, "value must be -1 (no limit) or at least 1.");
+			return -1;
+		}
+		if (cfg_parse_uint(args[1], tab[i].max, &v, err, errlen) < 0)
+			return -1;
+		if (v < tab[i].min && tab[i].min > 0) {
+			snprintf(err, errlen, "value must be at least %ld.", tab[i].min);
+			return -1;
+		}
+		*tab[i].field = (int)v;
+		return 0;
+	}
+	snprintf(err, errlen, "internal: unknown integer keyword.");
+	return -1;
+}
+
+static int kw_bufsize(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects a size.");
+		return -1;
+	}
+	if (cfg_parse_size(args[1], &v, err, errlen) < 0)
+		return -1;
+	if (v < 1024 || v > (1L << 30)) {
+		snprintf(err, errlen, "size must be between 1024 and 1073741824 bytes.");
+		return -1;
+	}
+	global.bufsize = (int)v;
+	return 0;
+}
+
+static int kw_daemon(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (cfg_no_more_args(args, nargs, 1, err, errlen) < 0)
+		return -1;
+	global.daemon = 1;
+	return 0;
+}
+
+static int kw_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile : &global.node;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one argument.");
+		return -1;
+	}
+	free(*field);
+	*field = strdup(args[1]);
+	return 0;
+}
+
+static int kw_wakeup_mode(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs == 2 && strcmp(args[1], "instant") == 0)
+		sched_shared_runqueue = 0;
+	else if (nargs == 2 && strcmp(args[1], "shared-runqueue") == 0)
+		sched_shared_runqueue = 1;
+	else {
+		snprintf(err, errlen, "expects 'instant' or 'shared-runqueue'.");
+		return -1;
+	}
+	return 0;
+}
+
+/* Keywords whose effect sluice does not need (it never changes user, runs
+ * chrooted, or forks processes): accepted so that existing configurations
+ * load, each with a warning naming what is ignored. */
+static int kw_ignored_warn(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	cfg_warning(ctx->file, ctx->line, "'%s' is ignored by sluice.", args[0]);
+	return 0;
+}
+
+static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static const struct cfg_kw global_kws[] = {
+	{ "nbthread",            NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "maxconn",             NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.maxpollevents",  NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.runqueue-depth", NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.maxaccept",      NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.bufsize",        NULL, CFG_SEC_GLOBAL, kw_bufsize },
+	{ "tune.queue.wakeup",   NULL, CFG_SEC_GLOBAL, kw_wakeup_mode },
+	{ "daemon",              NULL, CFG_SEC_GLOBAL, kw_daemon },
+	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "node",                NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "user",                NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "group",               NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "chroot",              NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "ulimit-n",            NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "expose-experimental-directives", NULL, CFG_SEC_GLOBAL, kw_noop },
+	{ "insecure-fork-wanted", NULL, CFG_SEC_GLOBAL, kw_noop },
+	{ NULL }
+};
+CFG_REGISTER(global_kws)
