@@ -1,11 +1,17 @@
 /* Stream internals shared by the TCP path (stream.c) and the HTTP
- * analysis (stream_http.c). Not for other modules. Owner thread only. */
+ * stream (stream_http.c, stream_req.c, stream_reply.c, stream_smp.c,
+ * stream_srvconn.c). Not for other modules. Owner thread only. */
 #ifndef SLUICE_PROXY_STREAM_INT_H
 #define SLUICE_PROXY_STREAM_INT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <sluice/core/log.h>
 #include <sluice/proxy/stream.h>
+
+struct http_msg;
+struct http_reply;
+struct txn_body;
 
 /* stream.c */
 int64_t stream_wall_us(void);
@@ -46,6 +52,36 @@ uint64_t http_stream_expiry(const struct stream *s);
 int  http_stream_abort(struct stream *s, char a, char b);
 /* Called by stream_free() in HTTP mode: last log, idle connection. */
 void http_stream_release(struct stream *s);
+/* Numbers the transaction (txn.id, s->uniq_id) if it has no number yet. */
+void http_txn_take_id(struct stream *s);
+/* Replaces [off, off + old_len) of <b> by <msg> serialised; new length or -1. */
+ssize_t http_reframe_head(struct buffer *b, size_t off, size_t old_len,
+                          const struct http_msg *msg, unsigned int flags);
+/* Sets up <b> for the body framing of <m> (Content-Length, chunked, close). */
+void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req);
+
+/* A timeout <a> if set, else <b> (both in ms, 0 meaning unset). */
+static inline int http_first_set(int a, int b)
+{
+	return a ? a : b;
+}
+
+/* stream_req.c: request analysis */
+/* A complete request head was parsed: checks, then http_analyze(). */
+void http_request_parsed(struct stream *s);
+/* Runs the analysis steps from where a yielding rule left them. */
+void http_analyze(struct stream *s, int final);
+
+/* stream_reply.c: log line and local replies */
+/* The transaction's log line, once (not for monitor-uri or silent). */
+void http_log(struct stream *s);
+/* Counts a response status in the frontend, backend and server. */
+void http_count_status(struct stream *s, int status);
+/* Puts a local reply in the response buffer; 0, or -1 if none can go. */
+int  http_reply_prepare(struct stream *s, int status, const struct http_reply *r);
+/* Answers the request locally (termination state <a><b> if none yet). */
+void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b);
+
 /* stream_smp.c */
 struct smp_ctx;
 struct ist;

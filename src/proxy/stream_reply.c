@@ -1,0 +1,159 @@
+/* Local answers of HTTP streams: the log line of a transaction, and the
+ * responses sluice makes itself (error pages, deny, monitor-uri, the
+ * answer to a stream aborted before any response). A local reply is put
+ * in the response buffer and parsed back like a server's, so the response
+ * path (http-after-response rules, counters, log) treats both alike; this
+ * file only prepares it. Split from stream_http.c; owner thread only, like
+ * the stream.
+ */
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
+#include <sluice/http/errors.h>
+#include <sluice/http/txn.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/stream_int.h>
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+/* ---- logging ---- */
+
+void http_log(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct proxy *fe = s->fe;
+	int lg = fe->options & PX_O_LOG_GLOBAL;
+	int err = t->status >= 500 || s->term[0] != '-';
+	int level = 6;
+	char line[4096];
+	size_t len;
+
+	if (t->flags & (TX_F_LOGGED | TX_F_MONITOR))
+		return;
+	if (t->log_level == ACT_LOG_LEVEL_SILENT) {
+		t->flags |= TX_F_LOGGED;
+		return;
+	}
+	t->flags |= TX_F_LOGGED;
+	if (!fe->logfmt.count)
+		return;
+	if (list_empty(&fe->logs) && !(lg && !list_empty(&global.logs)))
+		return;
+	if ((fe->options & PX_O_DONTLOGNULL) && !s->bytes_in && !s->bytes_out)
+		return;
+	if ((fe->options & PX_O_DONTLOG_NORMAL) && !err)
+		return;
+	/* request processing is over: "req" variables are gone, even when
+	 * no response came (HAProxy 2.6 logs them empty after a deny too) */
+	vars_prune(&t->vars_req);
+	if (t->log_level >= 0)
+		level = t->log_level;
+	else if ((fe->options & PX_O_LOG_SEP_ERRORS) && err)
+		level = 3;
+	len = stream_lf_render(s, &fe->logfmt, line, sizeof(line));
+	if (!list_empty(&fe->logs))
+		log_send(&fe->logs, level, "sluice", global.pid, line, len);
+	if (lg)
+		log_send(&global.logs, level, "sluice", global.pid, line, len);
+}
+
+/* ---- local replies ---- */
+
+void http_count_status(struct stream *s, int status)
+{
+	int k = status >= 100 && status < 600 ? status / 100 - 1 : 5;
+
+	CNT_INC(s->fe->fe_cnt.hrsp[k]);
+	if (s->be && s->be != s->fe)
+		CNT_INC(s->be->be_cnt.hrsp[k]);
+	if (s->srv && !(s->txn->flags & TX_F_REPLIED))
+		CNT_INC(s->srv->cnt.hrsp[k]);
+}
+
+/* Puts the reply for <status> (<r> if given, else the configured or built-in
+ * page) in the response buffer, to go through the response path like a
+ * server's response (http-after-response rules included). Returns 0, or
+ * -1 when nothing can be sent (empty errorfile, no room): close. */
+int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
+{
+	struct http_txn *t = s->txn;
+	ssize_t n;
+
+	if (!r)
+		r = http_errors_find(s->be ? s->be->errors : NULL, s->fe->errors, status);
+	if (!r)
+		r = http_reply_builtin(500);
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return -1;
+	s->res.head = s->res.data = 0;
+	s->res_fwd = 0;
+	t->flags |= TX_F_REPLIED;
+	t->flags &= ~TX_F_RES_GONE;
+	t->res.head_len = 0;
+	if (r->flags & HTTP_REPLY_F_EMPTY)
+		return -1;
+	n = http_reply_render(r, s, s->res.area, s->res.size);
+	if (n <= 0)
+		return -1;
+	s->res.data = (size_t)n;
+	/* whether the connection lives on is read from the reply's head when
+	 * it goes out (Connection: close, a body ended by the close), as for a
+	 * server's: an HTTP/1.0 errorfile is sent with keep-alive, as HAProxy */
+	return 0;
+}
+
+/* The request is answered by sluice: the server side is not used for this
+ * transaction; the request's remaining bytes are read and dropped. */
+void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b)
+{
+	struct http_txn *t = s->txn;
+
+	if (s->term[0] == '-') {
+		s->term[0] = a;
+		s->term[1] = b;
+	}
+	http_txn_take_id(s);
+	if (t->Ti < 0) {
+		/* no complete request: the idle time is what passed before its
+		 * first byte (or before the error), never -1, as HAProxy logs */
+		t->Ti = (int)((t->req_first_ms ? t->req_first_ms : now_ms()) - t->idle_start_ms);
+	}
+	if (http_reply_prepare(s, status, r) < 0) {
+		s->st = SST_CLOSED;
+		return;
+	}
+	CNT_INC(s->fe->fe_cnt.intercepted);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);   /* send it now, whatever state called */
+	if (!t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
+		/* no request head to skip: nothing more will be read */
+		t->req_body.done = 1;
+		t->flags |= TX_F_CLI_CLOSE;
+	}
+	s->st = SST_HTTP_XFER;
+}
+
+int http_stream_abort(struct stream *s, char a, char b)
+{
+	struct http_txn *t = s->txn;
+	int status;
+
+	if (a == 'C' || a == 'c' || (t->flags & (TX_F_RES_STARTED | TX_F_REPLIED)) ||
+	    s->st == SST_HTTP_XFER || s->st == SST_ESTABLISHED)
+		return 0;
+	if (b == 'Q' || b == 'C')
+		status = 503;
+	else if (a == 's')
+		status = 504;
+	else if (a == 'P' && b == 'R')
+		status = 503;   /* no backend */
+	else
+		status = 502;
+	http_reply_start(s, status, NULL, a, b);
+	return s->st != SST_CLOSED;
+}

@@ -1,0 +1,460 @@
+/* Request analysis of HTTP streams: what happens between a parsed request
+ * head and the balancer. Checks HAProxy makes before any rule, tcp-request
+ * content, monitor-uri, the frontend's http-request rules, the backend
+ * choice, the backend's rules (resumable when a rule yields), then the
+ * headers sluice adds, the balance key, the persistence cookie and the
+ * serialised head. Split from stream_http.c, which runs the states around
+ * it (reading the head, waiting for a body, forwarding); owner thread only,
+ * like the stream.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/acl.h>
+#include <sluice/expr/sample.h>
+#include <sluice/http/act.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/h1_out.h>
+#include <sluice/http/msgedit.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/addr.h>
+#include <sluice/proxy/lb_hash.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/stream_int.h>
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+static void copy_request_line(struct http_txn *t)
+{
+	const struct http_msg *m = &t->req;
+	size_t n = 0, max = sizeof(t->uri_copy) - 1;
+	const struct ist parts[3] = { m->method, m->uri, m->version };
+
+	for (int i = 0; i < 3 && n < max; i++) {
+		size_t l = parts[i].len < max - n ? parts[i].len : max - n;
+
+		if (i && n < max)
+			t->uri_copy[n++] = ' ';
+		l = parts[i].len < max - n ? parts[i].len : max - n;
+		memcpy(t->uri_copy + n, parts[i].ptr, l);
+		n += l;
+	}
+	t->uri_copy[n] = '\0';
+	t->uri_copy_len = n;
+}
+
+/* The connection modes: the frontend's for the client side, the stronger
+ * of both for the server side, as HAProxy combines them. */
+static enum px_http_conn srv_conn_mode(const struct stream *s)
+{
+	enum px_http_conn a = s->fe->http_conn, b = s->be ? s->be->http_conn : a;
+
+	return a > b ? a : b;
+}
+
+static void add_fwd_header(struct stream *s, const struct px_fwd_hdr *cfg, const char *def,
+                           const struct sockaddr_storage *addr, int if_none)
+{
+	struct http_txn *t = s->txn;
+	struct ist name;
+	char ip[64];
+
+	name.ptr = cfg->hdr ? cfg->hdr : def;
+	name.len = strlen(name.ptr);
+	if (addr->ss_family != AF_INET && addr->ss_family != AF_INET6)
+		return;
+	if (cfg->has_except && addr_in_net(addr, &cfg->except_net, cfg->except_plen))
+		return;
+	if (if_none && http_hdr_find(&t->req, name, 0) >= 0)
+		return;
+	addr_host_str(addr, ip, sizeof(ip));
+	if (http_hdr_add(&t->req_edit, name, (struct ist){ ip, strlen(ip) }) < 0)
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+}
+
+/* Headers sluice adds once the rules ran: unique-id, X-Forwarded-For,
+ * X-Original-To, captures. */
+static void request_final_edits(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	const struct proxy *fe = s->fe, *be = s->be;
+	struct smp_ctx c;
+	struct ist v;
+
+	if (fe->unique_id_hdr && fe->unique_id_fmt) {
+		stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+		if (stream_unique_id(&c, &v))
+			http_hdr_add(&t->req_edit, (struct ist){ fe->unique_id_hdr,
+			             strlen(fe->unique_id_hdr) }, v);
+	}
+	if ((fe->options | be->options) & PX_O_FORWARDFOR) {
+		const struct px_fwd_hdr *cfg = (be->options & PX_O_FORWARDFOR) ? &be->fwdfor : &fe->fwdfor;
+
+		add_fwd_header(s, cfg, "x-forwarded-for", &s->cli.src, cfg->if_none);
+	}
+	if ((fe->options | be->options) & PX_O_ORIGINALTO) {
+		const struct px_fwd_hdr *cfg = (be->options & PX_O_ORIGINALTO) ? &be->origto : &fe->origto;
+
+		add_fwd_header(s, cfg, "x-original-to", conn_dst(&s->cli), 0);
+	}
+	for (int i = 0; i < fe->nreq_cap && i < TXN_MAX_CAPTURES; i++) {
+		const struct px_capture *cap = &fe->req_cap[i];
+
+		if (http_hdr_occ(&t->req, (struct ist){ cap->name, strlen(cap->name) }, -1, 0, &v)) {
+			size_t l = v.len < (size_t)cap->len ? v.len : (size_t)cap->len;
+
+			t->req_cap[i] = malloc(l + 1);
+			if (t->req_cap[i]) {
+				memcpy(t->req_cap[i], v.ptr, l);
+				t->req_cap[i][l] = '\0';
+			}
+		}
+	}
+}
+
+/* Serialises the analysed request head into the request buffer and
+ * approves it for sending. Returns 0 or -1 (no room: 500). */
+static int request_emit_head(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
+	ssize_t n;
+
+	if ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE))
+		fl |= H1O_F_TUNNEL;
+	if (srv_conn_mode(s) != PX_HTTP_KAL)
+		fl |= H1O_F_CONN_CLOSE;
+	else if (!(m->flags & HTTP_F_VER_11))
+		fl |= H1O_F_CONN_KA;
+	if (!(fl & H1O_F_TUNNEL) && (fl & H1O_F_CONN_CLOSE))
+		t->flags |= TX_F_SRV_CLOSE;
+	n = http_reframe_head(&s->req, 0, m->head_len, m, fl);
+	if (n < 0)
+		return -1;
+	s->req_fwd = (uint64_t)n;
+	t->flags |= TX_F_REQ_GONE;
+	m->nhdrs = 0;
+	m->head_len = 0;
+	return 0;
+}
+
+/* A client that sent "Expect: 100-continue" waits for it before sending
+ * the body sluice is about to wait for: answer it now, and drop the
+ * expectation from the request (it has been met). */
+static void send_100_continue(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+	if (!(t->req.flags & HTTP_F_EXPECT_100) || (t->flags & TX_F_CONT_SENT))
+		return;
+	t->flags |= TX_F_CONT_SENT;
+	if (send(s->cli.ph.fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+		s->bytes_out += sizeof(cont) - 1;
+	http_hdr_del(&t->req_edit, IST("expect"), HTTP_MATCH_STR, NULL, NULL);
+}
+
+/* Runs the rules of <list> for the request. Returns 1 to go on, 0 when the
+ * stream must wait (yield) or the request was answered. */
+static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
+                         enum act_ruleset set, int final)
+{
+	struct http_txn *t = s->txn;
+	struct smp_ctx c;
+	struct act_env env;
+	enum act_verdict v;
+
+	if (list_empty(rules))
+		return 1;
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = final;
+	memset(&env, 0, sizeof(env));
+	env.s = s;
+	env.px = px;
+	env.set = set;
+	env.smp = &c;
+	env.msg = &t->req;
+	env.edit = &t->req_edit;
+	env.reply = &s->res;
+	env.resume = t->resume;
+	env.strict_off = t->act_strict_off;
+	s->res.head = s->res.data = 0;
+	v = act_exec(rules, &env);
+	t->resume = NULL;
+	t->act_strict_off = env.strict_off;
+	switch (v) {
+	case ACT_V_CONTINUE:
+	case ACT_V_STOP:
+		return 1;
+	case ACT_V_YIELD:
+		t->resume = env.resume;
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now_ms(), http_first_set(s->fe->timeout_http_request,
+		                                                      s->fe->timeout_client));
+		if (env.wait_exp_ms && (!s->http_exp || env.wait_exp_ms < s->http_exp))
+			s->http_exp = env.wait_exp_ms;
+		send_100_continue(s);
+		return 0;
+	case ACT_V_DENY:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		if (s->be && s->be != s->fe)
+			CNT_INC(s->be->be_cnt.denied_req);
+		http_reply_start(s, env.status ? env.status : 403, env.deny_reply, 'P', 'R');
+		return 0;
+	case ACT_V_TARPIT:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		t->flags |= TX_F_TARPIT;
+		t->status = env.status ? env.status : 500;
+		t->tarpit_reply = env.deny_reply;
+		s->st = SST_HTTP_TARPIT;
+		s->http_exp = tick_add_ifset(now_ms(), http_first_set(px->timeout_tarpit,
+		                             px->timeout_connect));
+		if (!s->http_exp)
+			s->http_exp = now_ms();
+		return 0;
+	case ACT_V_REPLY:
+		if (s->term[0] == '-') {
+			s->term[0] = 'L';
+			s->term[1] = 'R';
+		}
+		if (env.close)
+			t->flags |= TX_F_CLI_CLOSE;
+		t->flags |= TX_F_REPLIED;
+		CNT_INC(s->fe->fe_cnt.intercepted);
+		s->st = SST_HTTP_XFER;
+		return 0;
+	case ACT_V_REJECT:
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		s->term[0] = 'P';
+		s->term[1] = 'R';
+		s->st = SST_CLOSED;
+		return 0;
+	case ACT_V_ERROR:
+		CNT_INC(px->fe_cnt.failed_rewrites);
+		http_reply_start(s, 500, NULL, 'P', 'R');
+		return 0;
+	case ACT_V_USE_SERVICE:
+		http_reply_start(s, 503, NULL, 'P', 'R');
+		return 0;
+	case ACT_V_CLOSE:
+	case ACT_V_SWITCH_HTTP:
+		return 1;   /* not meaningful on an HTTP request */
+	}
+	return 1;
+}
+
+struct proxy *stream_choose_backend(struct stream *s)
+{
+	struct proxy *fe = s->fe;
+	struct list *pos;
+
+	for (pos = fe->use_backends.next; pos != &fe->use_backends; pos = pos->next) {
+		struct use_backend_rule *r = list_elem(pos, struct use_backend_rule, list);
+
+		if (r->cond) {
+			struct smp_ctx c;
+
+			stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+			if (acl_cond_eval(r->cond, &c) != ACL_TEST_PASS)
+				continue;
+		}
+		if (r->dyn) {
+			char name[256];
+			struct proxy *be;
+
+			stream_lf_render(s, r->dyn, name, sizeof(name));
+			be = proxy_find(name, PX_CAP_BE);
+			if (be)
+				return be;
+			break;   /* no such backend: the default one, as HAProxy */
+		}
+		if (r->be)
+			return r->be;
+	}
+	if (fe->defbe)
+		return fe->defbe;
+	return (fe->cap & PX_CAP_BE) ? fe : NULL;
+}
+
+enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
+
+static int monitor_hit(const struct stream *s)
+{
+	const char *mu = s->fe->monitor_uri;
+	struct ist target = s->txn->req.uri;
+	size_t l;
+
+	if (!mu)
+		return 0;
+	l = strlen(mu);
+	if (mu[0] == '/' && target.len && target.ptr[0] != '/') {
+		/* an absolute-form target: compare what follows its authority
+		 * (HAProxy 2.6 compares an origin-form target whole, query
+		 * included) */
+		struct ist path = http_uri_path(target);
+
+		target.len -= (size_t)(path.ptr - target.ptr);
+		target.ptr = path.ptr;
+	}
+	return target.len == l && memcmp(target.ptr, mu, l) == 0;
+}
+
+/* The request analysis steps, resumable after a rule yielded. */
+void http_analyze(struct stream *s, int final)
+{
+	struct http_txn *t = s->txn;
+
+	switch (t->ana_step) {
+	case ANA_TCP:
+		if (!run_req_rules(s, s->fe, &s->fe->tcp_req_cont_rules, ACT_TCP_REQ_CONT, final))
+			return;
+		t->ana_step = ANA_MONITOR;
+		/* fall through */
+	case ANA_MONITOR:
+		if (monitor_hit(s)) {
+			t->flags |= TX_F_MONITOR;
+			http_reply_start(s, 200, NULL, '-', '-');
+			return;
+		}
+		t->ana_step = ANA_FE_RULES;
+		/* fall through */
+	case ANA_FE_RULES:
+		if (!run_req_rules(s, s->fe, &s->fe->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_BACKEND;
+		/* fall through */
+	case ANA_BACKEND: {
+		struct proxy *be = stream_choose_backend(s);
+
+		if (!be) {
+			http_reply_start(s, 503, NULL, 'P', 'R');
+			return;
+		}
+		stream_set_backend(s, be);
+		if (be != s->fe)
+			CNT_INC(be->be_cnt.cum_req);
+		t->ana_step = ANA_BE_RULES;
+	}
+		/* fall through */
+	case ANA_BE_RULES:
+		if (s->be != s->fe &&
+		    !run_req_rules(s, s->be, &s->be->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_DONE;
+		/* fall through */
+	default:
+		break;
+	}
+	request_final_edits(s);
+	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
+		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
+	if (s->be->cookie_name) {
+		s->persist_srv = http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term,
+		                                       &t->ck);
+		t->srv_from_cookie = s->persist_srv != NULL;
+		if (!(s->be->cookie_opts & (PX_CK_INSERT | PX_CK_REWRITE | PX_CK_PREFIX)))
+			t->cookie_term[0] = 0;   /* passive cookie: %tsc shows nothing, as HAProxy */
+	}
+	if (request_emit_head(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+		http_reply_start(s, 500, NULL, 'P', 'R');
+		return;
+	}
+	if (s->be->retry_on & RETRY_ON_L7)
+		http_retry_snapshot(s);
+	s->st = SST_ASSIGN;
+}
+
+/* The authority of an absolute-form target, or an empty span. */
+static struct ist uri_authority(struct ist uri)
+{
+	const char *p = uri.ptr, *end = uri.ptr + uri.len, *a;
+
+	while (p < end && *p != ':' && *p != '/')
+		p++;
+	if (end - p < 3 || memcmp(p, "://", 3) != 0)
+		return (struct ist){ uri.ptr, 0 };
+	a = p + 3;
+	for (p = a; p < end && *p != '/' && *p != '?' && *p != '#'; p++)
+		;
+	return (struct ist){ a, (size_t)(p - a) };
+}
+
+/* What HAProxy refuses once the head is read, before any rule: an
+ * absolute-form target whose authority differs from Host, and a chunked
+ * body whose first bytes are already invalid. Returns 0 or -1 (400). */
+static int request_precheck(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	struct ist auth = uri_authority(m->uri), host;
+
+	if (auth.len && http_hdr_occ(m, IST("host"), 1, 0, &host) &&
+	    (host.len != auth.len || strncasecmp(host.ptr, auth.ptr, auth.len) != 0)) {
+		t->err_reason = "Host differs from the request-target authority";
+		return -1;
+	}
+	if (t->req_body.chunked && s->req.data > m->head_len) {
+		struct h1_chunk c = t->req_body.chunk;
+
+		h1_chunk_feed(&c, s->req.area + m->head_len, s->req.data - m->head_len, NULL, NULL);
+		if (c.st == H1C_ERROR) {
+			t->err_reason = c.reason;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A complete request head was parsed. */
+void http_request_parsed(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	uint64_t now = now_ms();
+
+	t->req_head_ms = now;
+	t->TR = (int)(now - t->req_first_ms);
+	t->Ti = (int)(t->req_first_ms - t->idle_start_ms);
+	t->Tq = t->Ti + t->TR;
+	t->meth = m->meth;
+	copy_request_line(t);
+	http_edit_init(&t->req_edit, m, t->req_arena, sizeof(t->req_arena), TXN_HDRS_CAP);
+	http_hdr_del_conn_named(&t->req_edit, (m->flags & HTTP_F_UPGRADE) &&
+	                                      (m->flags & HTTP_F_CONN_UPGRADE));
+	http_body_init(&t->req_body, m, 1);
+	CNT_INC(s->fe->fe_cnt.cum_req);
+	if (request_precheck(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		t->flags |= TX_F_CLI_CLOSE;
+		t->req_body.done = 1;
+		http_reply_start(s, 400, NULL, 'P', 'R');
+		return;
+	}
+	if (s->fe->cap & PX_CAP_BE)
+		CNT_INC(s->fe->be_cnt.cum_req);   /* a listen section is both */
+	atomic_fetch_add(&global.cum_req, 1);
+	if (s->fe->http_conn == PX_HTTP_CLO || (m->flags & HTTP_F_CONN_CLOSE) ||
+	    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
+		t->flags |= TX_F_CLI_CLOSE;
+	s->http_exp = 0;
+	s->cli_exp = tick_add_ifset(now, s->fe->timeout_client);
+	if ((s->fe->options & PX_O_HTTP_BUFFER_REQ) && !t->req_body.done) {
+		/* http-buffer-request: the body (what fits) before the rules */
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now, http_first_set(s->fe->timeout_http_request,
+		                                                 s->fe->timeout_client));
+		send_100_continue(s);
+		return;
+	}
+	http_analyze(s, 1);
+}
