@@ -156,3 +156,12 @@ int srv_idle_count(const struct server *srv)
 
 	return atomic_load(&sv->idle_conns) + atomic_load(&sv->safe_conns);
 }
+
+void srv_idle_per_thread(const struct server *srv, int *counts, int n)
+{
+	struct srv_idle_list *l = __atomic_load_n(&((struct server *)srv)->idle, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		counts[i] = l && i < global.nbthread ?
+		            __atomic_load_n(&l[i].count, __ATOMIC_RELAXED) : 0;
+}

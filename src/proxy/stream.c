@@ -633,7 +633,7 @@ void do_connect(struct stream *s)
 	if (s->txn && http_reuse_conn(s))
 		return;
 	s->sc_reqs = 1;
-	atomic_fetch_add(&srv->used_conns, 1);
+	srv_used_conns_inc(srv);
 	CNT_INC(srv->cnt.connect);
 	CNT_INC(s->be->be_cnt.connect);
 	if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) < 0) {

@@ -260,7 +260,7 @@ int http_reuse_conn(struct stream *s)
 	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
 	    srv_idle_take(s->srv, &s->sc, s->task,
 	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs)) {
-		atomic_fetch_add(&s->srv->used_conns, 1);
+		srv_used_conns_inc(s->srv);
 		got = 1;
 	}
 	if (!got)

@@ -36,6 +36,7 @@ struct server {
 	int disabled_at_start;
 	_Atomic int served;      /* slots in use: streams connected or connecting */
 	_Atomic int used_conns;  /* live server connections */
+	_Atomic int used_max;    /* the most used_conns has been (display) */
 	struct queue queue;      /* its own waiters (assigned to it) */
 	struct counters cnt;
 	struct time_avgs times;  /* qtime/ctime/ttime of its sessions (atomics) */
@@ -55,6 +56,17 @@ struct server {
 	_Atomic int safe_conns;  /* pooled connections that carried more (display) */
 	int rr_static_pos;
 };
+
+/* One more connection in use toward <s> (a new one or one taken back from
+ * the idle pool); keeps the high-water mark `show servers conn` prints. */
+static inline void srv_used_conns_inc(struct server *s)
+{
+	int cur = atomic_fetch_add(&s->used_conns, 1) + 1;
+	int max = atomic_load_explicit(&s->used_max, memory_order_relaxed);
+
+	while (cur > max && !atomic_compare_exchange_weak(&s->used_max, &max, cur))
+		;
+}
 
 struct server *server_new_default(void);
 void server_copy_settings(struct server *dst, const struct server *src);

@@ -28,5 +28,8 @@ int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int onl
                    int *reqs);
 /* Idle and safe connections of <srv>, all threads (racy read, display). */
 int  srv_idle_count(const struct server *srv);
+/* Idle connections of <srv> in each thread's pool, into counts[0..n-1]
+ * (threads beyond nbthread get 0). A racy snapshot, for display. */
+void srv_idle_per_thread(const struct server *srv, int *counts, int n);
 
 #endif
