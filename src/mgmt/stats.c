@@ -20,6 +20,7 @@
 #include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/stats.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/lb.h>
@@ -71,9 +72,19 @@ static const struct cli_kw stats_kws[] = {
 };
 CLI_REGISTER(stats_kws)
 
-static uint64_t uptime_sec(void)
+uint64_t stats_uptime_sec(void)
 {
 	return (clock_mono_ms() - global.start_ms) / 1000;
+}
+
+int stats_run_queue(void)
+{
+	int run_queue = 0;
+
+	for (int i = 0; i < global.nbthread; i++)
+		for (int c = 0; c < TC_COUNT; c++)
+			run_queue += thread_ctx[i].runq_len[c];
+	return run_queue;
 }
 
 static int cli_show_pools(char **args, int nargs, struct cli_out *out, int level)
@@ -107,13 +118,10 @@ static int cli_show_version(char **args, int nargs, struct cli_out *out, int lev
 
 static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 {
-	uint64_t up = uptime_sec();
-	int run_queue = 0, tasks = 0;
+	uint64_t up = stats_uptime_sec();
+	int run_queue = stats_run_queue();
+	int tasks = stream_count() + run_queue;
 
-	for (int i = 0; i < global.nbthread; i++)
-		for (int c = 0; c < TC_COUNT; c++)
-			run_queue += thread_ctx[i].runq_len[c];
-	tasks = stream_count() + run_queue;
 	cli_printf(out, "Name: sluice\n");
 	cli_printf(out, "Version: %s\n", SLUICE_VERSION);
 	cli_printf(out, "Release_date: 2026/11/22\n");
@@ -160,32 +168,6 @@ static const char stat_header[] =
 	"-,qtime_p50_us,qtime_p99_us,ctime_p50_us,ctime_p99_us,ttime_p50_us,ttime_p99_us,"
 	"queued_tot,\n";
 
-enum stat_col {
-	ST_PXNAME, ST_SVNAME, ST_QCUR, ST_QMAX, ST_SCUR, ST_SMAX, ST_SLIM, ST_STOT, ST_BIN,
-	ST_BOUT, ST_DREQ, ST_DRESP, ST_EREQ, ST_ECON, ST_ERESP, ST_WRETR, ST_WREDIS, ST_STATUS,
-	ST_WEIGHT, ST_ACT, ST_BCK, ST_CHKFAIL, ST_CHKDOWN, ST_LASTCHG, ST_DOWNTIME, ST_QLIMIT,
-	ST_PID, ST_IID, ST_SID, ST_THROTTLE, ST_LBTOT, ST_TRACKED, ST_TYPE, ST_RATE,
-	ST_RATE_LIM, ST_RATE_MAX, ST_CHECK_STATUS, ST_CHECK_CODE, ST_CHECK_DURATION,
-	ST_HRSP_1XX, ST_HRSP_2XX, ST_HRSP_3XX, ST_HRSP_4XX, ST_HRSP_5XX, ST_HRSP_OTHER,
-	ST_HANAFAIL, ST_REQ_RATE, ST_REQ_RATE_MAX, ST_REQ_TOT, ST_CLI_ABRT, ST_SRV_ABRT,
-	ST_COMP_IN, ST_COMP_OUT, ST_COMP_BYP, ST_COMP_RSP, ST_LASTSESS, ST_LAST_CHK,
-	ST_LAST_AGT, ST_QTIME, ST_CTIME, ST_RTIME, ST_TTIME, ST_AGENT_STATUS, ST_AGENT_CODE,
-	ST_AGENT_DURATION, ST_CHECK_DESC, ST_AGENT_DESC, ST_CHECK_RISE, ST_CHECK_FALL,
-	ST_CHECK_HEALTH, ST_AGENT_RISE, ST_AGENT_FALL, ST_AGENT_HEALTH, ST_ADDR, ST_COOKIE,
-	ST_MODE, ST_ALGO, ST_CONN_RATE, ST_CONN_RATE_MAX, ST_CONN_TOT, ST_INTERCEPTED,
-	ST_DCON, ST_DSES, ST_WREW, ST_CONNECT, ST_REUSE, ST_CACHE_LOOKUPS, ST_CACHE_HITS,
-	ST_SRV_ICUR, ST_SRC_ILIM, ST_QTIME_MAX, ST_CTIME_MAX, ST_RTIME_MAX, ST_TTIME_MAX,
-	ST_EINT, ST_IDLE_CONN_CUR, ST_SAFE_CONN_CUR, ST_USED_CONN_CUR, ST_NEED_CONN_EST,
-	ST_UWEIGHT, ST_AGG_SERVER_STATUS, ST_AGG_SERVER_CHECK_STATUS, ST_AGG_CHECK_STATUS,
-	ST_MARKER, ST_QTIME_P50, ST_QTIME_P99, ST_CTIME_P50, ST_CTIME_P99, ST_TTIME_P50,
-	ST_TTIME_P99, ST_QUEUED_TOT,
-	ST_COUNT
-};
-
-struct stat_row {
-	char *f[ST_COUNT];
-};
-
 static void row_set(struct stat_row *r, enum stat_col c, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -205,15 +187,22 @@ static void row_u64(struct stat_row *r, enum stat_col c, uint64_t v)
 	row_set(r, c, "%llu", (unsigned long long)v);
 }
 
+void stats_row_free(struct stat_row *r)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		free(r->f[i]);
+		r->f[i] = NULL;
+	}
+}
+
 static void row_emit(struct cli_out *out, struct stat_row *r)
 {
 	for (int i = 0; i < ST_COUNT; i++) {
 		/* CSV: names never hold commas (validated at parse time) */
 		cli_printf(out, "%s,", r->f[i] ? r->f[i] : "");
-		free(r->f[i]);
-		r->f[i] = NULL;
 	}
 	cli_printf(out, "\n");
+	stats_row_free(r);
 }
 
 static void row_common(struct stat_row *r, const struct proxy *px, const char *svname,
@@ -294,29 +283,27 @@ static void row_http(struct stat_row *r, const struct proxy *px, const struct co
 	}
 }
 
-static void stat_frontend(struct cli_out *out, struct proxy *px)
+void stats_row_frontend(struct stat_row *r, struct proxy *px)
 {
-	struct stat_row r = { 0 };
 	const struct counters *c = &px->fe_cnt;
 
-	row_common(&r, px, "FRONTEND", c, 0, 0);
-	row_set(&r, ST_SCUR, "%d", atomic_load(&px->feconn));
-	row_set(&r, ST_SLIM, "%d", proxy_fe_maxconn(px) ? proxy_fe_maxconn(px) :
+	row_common(r, px, "FRONTEND", c, 0, 0);
+	row_set(r, ST_SCUR, "%d", atomic_load(&px->feconn));
+	row_set(r, ST_SLIM, "%d", proxy_fe_maxconn(px) ? proxy_fe_maxconn(px) :
 	        atomic_load(&global.maxconn_rt));
-	row_u64(&r, ST_DREQ, atomic_load(&px->fe_cnt.denied_req));
-	row_set(&r, ST_DRESP, "0");
-	row_u64(&r, ST_EREQ, atomic_load(&px->fe_cnt.failed_req));
-	row_set(&r, ST_STATUS, "%s", px->disabled || atomic_load(&global.stopping) ? "STOP" : "OPEN");
-	row_set(&r, ST_RATE, "0");
-	row_set(&r, ST_RATE_LIM, "0");
-	row_set(&r, ST_RATE_MAX, "0");
-	row_u64(&r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
-	row_set(&r, ST_CONN_RATE, "0");
-	row_set(&r, ST_CONN_RATE_MAX, "0");
-	row_set(&r, ST_DCON, "0");
-	row_set(&r, ST_DSES, "0");
-	row_http(&r, px, c, 0);
-	row_emit(out, &r);
+	row_u64(r, ST_DREQ, atomic_load(&px->fe_cnt.denied_req));
+	row_set(r, ST_DRESP, "0");
+	row_u64(r, ST_EREQ, atomic_load(&px->fe_cnt.failed_req));
+	row_set(r, ST_STATUS, "%s", px->disabled || atomic_load(&global.stopping) ? "STOP" : "OPEN");
+	row_set(r, ST_RATE, "0");
+	row_set(r, ST_RATE_LIM, "0");
+	row_set(r, ST_RATE_MAX, "0");
+	row_u64(r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
+	row_set(r, ST_CONN_RATE, "0");
+	row_set(r, ST_CONN_RATE_MAX, "0");
+	row_set(r, ST_DCON, "0");
+	row_set(r, ST_DSES, "0");
+	row_http(r, px, c, 0);
 }
 
 static const char *srv_status(const struct server *s)
@@ -329,66 +316,63 @@ static const char *srv_status(const struct server *s)
 }
 
 /* As HAProxy does, server addresses are shown from level operator up only. */
-static void stat_server(struct cli_out *out, struct proxy *be, struct server *s, int level)
+void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, int level)
 {
-	struct stat_row r = { 0 };
 	char addr[128];
 	int maxc = atomic_load(&s->maxconn);
 
-	row_common(&r, be, s->name, &s->cnt, 2, s->puid);
-	row_set(&r, ST_QCUR, "%d", atomic_load(&s->queue.len));
-	row_set(&r, ST_QMAX, "%d", atomic_load(&s->cnt.queue_max));
-	row_set(&r, ST_SCUR, "%d", atomic_load(&s->served));
+	row_common(r, be, s->name, &s->cnt, 2, s->puid);
+	row_set(r, ST_QCUR, "%d", atomic_load(&s->queue.len));
+	row_set(r, ST_QMAX, "%d", atomic_load(&s->cnt.queue_max));
+	row_set(r, ST_SCUR, "%d", atomic_load(&s->served));
 	if (maxc)
-		row_set(&r, ST_SLIM, "%d", maxc);
-	row_set(&r, ST_DRESP, "0");
-	row_u64(&r, ST_ECON, atomic_load(&s->cnt.failed_conns));
-	row_set(&r, ST_ERESP, "0");
-	row_u64(&r, ST_WRETR, atomic_load(&s->cnt.retries));
-	row_u64(&r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
-	row_set(&r, ST_STATUS, "%s", srv_status(s));
+		row_set(r, ST_SLIM, "%d", maxc);
+	row_set(r, ST_DRESP, "0");
+	row_u64(r, ST_ECON, atomic_load(&s->cnt.failed_conns));
+	row_set(r, ST_ERESP, "0");
+	row_u64(r, ST_WRETR, atomic_load(&s->cnt.retries));
+	row_u64(r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
+	row_set(r, ST_STATUS, "%s", srv_status(s));
 	/* HAProxy reports the server's own weight here, also when its admin
 	 * state keeps it out of load balancing (DRAIN, MAINT) */
-	row_set(&r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
-	row_set(&r, ST_ACT, "%d", s->backup ? 0 : 1);
-	row_set(&r, ST_BCK, "%d", s->backup ? 1 : 0);
-	row_set(&r, ST_LASTCHG, "%llu", (unsigned long long)uptime_sec());
+	row_set(r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
+	row_set(r, ST_ACT, "%d", s->backup ? 0 : 1);
+	row_set(r, ST_BCK, "%d", s->backup ? 1 : 0);
+	row_set(r, ST_LASTCHG, "%llu", (unsigned long long)stats_uptime_sec());
 	if (s->maxqueue)
-		row_set(&r, ST_QLIMIT, "%d", s->maxqueue);
-	row_u64(&r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
-	row_set(&r, ST_RATE, "0");
-	row_set(&r, ST_RATE_MAX, "0");
-	row_u64(&r, ST_CLI_ABRT, atomic_load(&s->cnt.cli_aborts));
-	row_u64(&r, ST_SRV_ABRT, atomic_load(&s->cnt.srv_aborts));
+		row_set(r, ST_QLIMIT, "%d", s->maxqueue);
+	row_u64(r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
+	row_set(r, ST_RATE, "0");
+	row_set(r, ST_RATE_MAX, "0");
+	row_u64(r, ST_CLI_ABRT, atomic_load(&s->cnt.cli_aborts));
+	row_u64(r, ST_SRV_ABRT, atomic_load(&s->cnt.srv_aborts));
 	{
 		int64_t last = atomic_load(&s->cnt.last_sess);
 
-		row_set(&r, ST_LASTSESS, "%lld", last ? (long long)(time(NULL) - last) : -1LL);
+		row_set(r, ST_LASTSESS, "%lld", last ? (long long)(time(NULL) - last) : -1LL);
 	}
-	row_times(&r, &s->times);
+	row_times(r, &s->times);
 	{
 		struct hist_snap q, c, t;
 
 		hist_snapshot(&s->qtime_hist, &q);
 		hist_snapshot(&s->ctime_hist, &c);
 		hist_snapshot(&s->ttime_hist, &t);
-		row_percentiles(&r, &q, &c, &t, atomic_load(&s->queue.cum));
+		row_percentiles(r, &q, &c, &t, atomic_load(&s->queue.cum));
 	}
 	if (level >= CLI_LEVEL_OPERATOR)
-		row_set(&r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
-	row_set(&r, ST_SRV_ICUR, "%d", srv_idle_count(s));
-	row_set(&r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
-	row_set(&r, ST_IDLE_CONN_CUR, "%d", atomic_load(&s->idle_conns));
-	row_set(&r, ST_SAFE_CONN_CUR, "%d", atomic_load(&s->safe_conns));
-	row_set(&r, ST_NEED_CONN_EST, "0");
-	row_set(&r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
-	row_http(&r, be, &s->cnt, 2);
-	row_emit(out, &r);
+		row_set(r, ST_ADDR, "%s", addr_full_str(&s->addr, addr, sizeof(addr)));
+	row_set(r, ST_SRV_ICUR, "%d", srv_idle_count(s));
+	row_set(r, ST_USED_CONN_CUR, "%d", atomic_load(&s->used_conns));
+	row_set(r, ST_IDLE_CONN_CUR, "%d", atomic_load(&s->idle_conns));
+	row_set(r, ST_SAFE_CONN_CUR, "%d", atomic_load(&s->safe_conns));
+	row_set(r, ST_NEED_CONN_EST, "0");
+	row_set(r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
+	row_http(r, be, &s->cnt, 2);
 }
 
-static void stat_backend(struct cli_out *out, struct proxy *be)
+void stats_row_backend(struct stat_row *r, struct proxy *be)
 {
-	struct stat_row r = { 0 };
 	int act = 0, bck = 0, wact = 0, wbck = 0;
 
 	for (int i = 0; i < be->nsrv; i++) {
@@ -405,31 +389,31 @@ static void stat_backend(struct cli_out *out, struct proxy *be)
 			wact += w;
 		}
 	}
-	row_common(&r, be, "BACKEND", &be->be_cnt, 1, 0);
-	row_set(&r, ST_QCUR, "%d", atomic_load(&be->queue.len));
-	row_set(&r, ST_QMAX, "%d", atomic_load(&be->be_cnt.queue_max));
-	row_set(&r, ST_SCUR, "%d", atomic_load(&be->beconn));
-	row_set(&r, ST_SLIM, "%d", be->fullconn ? be->fullconn : 0);
-	row_u64(&r, ST_DREQ, atomic_load(&be->be_cnt.denied_req));
-	row_set(&r, ST_DRESP, "0");
-	row_u64(&r, ST_ECON, atomic_load(&be->be_cnt.failed_conns));
-	row_set(&r, ST_ERESP, "0");
-	row_u64(&r, ST_WRETR, atomic_load(&be->be_cnt.retries));
-	row_u64(&r, ST_WREDIS, atomic_load(&be->be_cnt.redispatches));
-	row_set(&r, ST_STATUS, "%s", act || bck ? "UP" : "DOWN");
-	row_set(&r, ST_WEIGHT, "%d", act ? wact : wbck);
-	row_set(&r, ST_ACT, "%d", act);
-	row_set(&r, ST_BCK, "%d", bck);
-	row_set(&r, ST_CHKDOWN, "0");
-	row_set(&r, ST_LASTCHG, "%llu", (unsigned long long)uptime_sec());
-	row_set(&r, ST_DOWNTIME, "0");
-	row_u64(&r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
-	row_set(&r, ST_RATE, "0");
-	row_set(&r, ST_RATE_MAX, "0");
-	row_u64(&r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
-	row_u64(&r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
-	row_set(&r, ST_LASTSESS, "-1");
-	row_times(&r, &be->be_times);
+	row_common(r, be, "BACKEND", &be->be_cnt, 1, 0);
+	row_set(r, ST_QCUR, "%d", atomic_load(&be->queue.len));
+	row_set(r, ST_QMAX, "%d", atomic_load(&be->be_cnt.queue_max));
+	row_set(r, ST_SCUR, "%d", atomic_load(&be->beconn));
+	row_set(r, ST_SLIM, "%d", be->fullconn ? be->fullconn : 0);
+	row_u64(r, ST_DREQ, atomic_load(&be->be_cnt.denied_req));
+	row_set(r, ST_DRESP, "0");
+	row_u64(r, ST_ECON, atomic_load(&be->be_cnt.failed_conns));
+	row_set(r, ST_ERESP, "0");
+	row_u64(r, ST_WRETR, atomic_load(&be->be_cnt.retries));
+	row_u64(r, ST_WREDIS, atomic_load(&be->be_cnt.redispatches));
+	row_set(r, ST_STATUS, "%s", act || bck ? "UP" : "DOWN");
+	row_set(r, ST_WEIGHT, "%d", act ? wact : wbck);
+	row_set(r, ST_ACT, "%d", act);
+	row_set(r, ST_BCK, "%d", bck);
+	row_set(r, ST_CHKDOWN, "0");
+	row_set(r, ST_LASTCHG, "%llu", (unsigned long long)stats_uptime_sec());
+	row_set(r, ST_DOWNTIME, "0");
+	row_u64(r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
+	row_set(r, ST_RATE, "0");
+	row_set(r, ST_RATE_MAX, "0");
+	row_u64(r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
+	row_u64(r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
+	row_set(r, ST_LASTSESS, "-1");
+	row_times(r, &be->be_times);
 	{
 		struct hist_snap q, c, t;
 		uint64_t queued = atomic_load(&be->queue.cum);
@@ -438,12 +422,11 @@ static void stat_backend(struct cli_out *out, struct proxy *be)
 		for (int i = 0; i < be->nsrv; i++)
 			queued += atomic_load(&be->srv[i]->queue.cum);
 		be_time_hists(be, &q, &c, &t);
-		row_percentiles(&r, &q, &c, &t, queued);
+		row_percentiles(r, &q, &c, &t, queued);
 	}
-	row_set(&r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
-	row_set(&r, ST_UWEIGHT, "%d", act ? wact : wbck);
-	row_http(&r, be, &be->be_cnt, 1);
-	row_emit(out, &r);
+	row_set(r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
+	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	row_http(r, be, &be->be_cnt, 1);
 }
 
 static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
@@ -454,12 +437,19 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
-		if (px->cap & PX_CAP_FE)
-			stat_frontend(out, px);
+		struct stat_row r = { 0 };
+
+		if (px->cap & PX_CAP_FE) {
+			stats_row_frontend(&r, px);
+			row_emit(out, &r);
+		}
 		if (px->cap & PX_CAP_BE) {
-			for (int i = 0; i < px->nsrv; i++)
-				stat_server(out, px, px->srv[i], level);
-			stat_backend(out, px);
+			for (int i = 0; i < px->nsrv; i++) {
+				stats_row_server(&r, px, px->srv[i], level);
+				row_emit(out, &r);
+			}
+			stats_row_backend(&r, px);
+			row_emit(out, &r);
 		}
 	}
 	return 0;
@@ -499,7 +489,7 @@ static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, i
 			           admin == SRV_ADMIN_MAINT ? 0 : 2,
 			           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
 			           atomic_load(&s->uweight), s->iweight,
-			           (unsigned long long)uptime_sec(), addr_port(&s->addr.ss));
+			           (unsigned long long)stats_uptime_sec(), addr_port(&s->addr.ss));
 		}
 	}
 	return 0;

@@ -779,6 +779,8 @@ static int xfer_response_body(struct stream *s)
 			                            t->srv_timeout_ms : s->be->timeout_server);
 		}
 	}
+	if ((t->flags & TX_F_REPLIED) && !t->res_body.done && http_service_feed(s))
+		progress = 1;
 	if (approve_body(&t->res_body, &s->res, &s->res_fwd,
 	                 !!(s->sc.flags & CONN_F_RD_SHUT)) < 0) {
 		t->err_reason = "invalid chunked response body";
@@ -919,6 +921,7 @@ static void stream_next_txn(struct stream *s)
 	s->srv_queue_len = s->be_queue_len = 0;
 	s->has_hkey = 0;
 	s->persist_srv = NULL;
+	s->svc_log_name = NULL;
 	s->accept_us = stream_wall_us();
 	s->accept_ms = now_ms();
 	s->accept_ns = sched_now_ns();
@@ -944,6 +947,7 @@ static void txn_end(struct stream *s)
 	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
 	offer = http_keep_or_close_server_conn(s);
+	http_service_release(s);   /* what a HEAD response did not send */
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
 	/* as HAProxy, the log line no longer counts this stream in %bc and
@@ -1071,6 +1075,7 @@ void http_stream_release(struct stream *s)
 		stream_account_bytes(s);
 		s->bytes_in = s->bytes_out = 0;
 	}
+	http_service_release(s);
 	if (conn_is_open(&s->sc) && s->sc_srv) {
 		/* idle between requests: give it to the server's pool */
 		struct server *sv = s->sc_srv;

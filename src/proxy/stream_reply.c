@@ -3,15 +3,23 @@
  * answer to a stream aborted before any response). A local reply is put
  * in the response buffer and parsed back like a server's, so the response
  * path (http-after-response rules, counters, log) treats both alike; this
- * file only prepares it. Split from stream_http.c; owner thread only, like
- * the stream.
+ * file only prepares it. Services (use-service) work the same way for their
+ * head; their body, which may be far larger than the buffer, waits in a
+ * heap block and is moved into the buffer as the client drains it, framed
+ * by Content-Length. Split from stream_http.c; owner thread only, like the
+ * stream.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
+#include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
 #include <sluice/http/errors.h>
+#include <sluice/http/msg.h>
 #include <sluice/http/txn.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -23,6 +31,20 @@ static uint64_t now_ms(void)
 }
 
 /* ---- logging ---- */
+
+/* stream_lf_render() with the service's name as server, as HAProxy logs
+ * an applet ("fe/<PROMEX>"). */
+static size_t log_render_service(struct stream *s, char *out, size_t room)
+{
+	struct log_fields f;
+	struct smp_ctx c;
+
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	stream_log_fields(s, &f);
+	f.srv_name = s->svc_log_name;
+	f.smp = &c;
+	return lf_render(&s->fe->logfmt, &f, out, room);
+}
 
 void http_log(struct stream *s)
 {
@@ -56,7 +78,8 @@ void http_log(struct stream *s)
 		level = t->log_level;
 	else if ((fe->options & PX_O_LOG_SEP_ERRORS) && err)
 		level = 3;
-	len = stream_lf_render(s, &fe->logfmt, line, sizeof(line));
+	len = s->svc_log_name ? log_render_service(s, line, sizeof(line)) :
+	      stream_lf_render(s, &fe->logfmt, line, sizeof(line));
 	if (!list_empty(&fe->logs))
 		log_send(&fe->logs, level, "sluice", global.pid, line, len);
 	if (lg)
@@ -89,6 +112,7 @@ int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
 		r = http_errors_find(s->be ? s->be->errors : NULL, s->fe->errors, status);
 	if (!r)
 		r = http_reply_builtin(500);
+	http_service_release(s);   /* this reply replaces a service's */
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
@@ -109,8 +133,10 @@ int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
 }
 
 /* The request is answered by sluice: the server side is not used for this
- * transaction; the request's remaining bytes are read and dropped. */
-void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b)
+ * transaction; the request's remaining bytes are read and dropped. The
+ * caller counts the interception. */
+static void reply_start_uncounted(struct stream *s, int status, const struct http_reply *r,
+                                  char a, char b)
 {
 	struct http_txn *t = s->txn;
 
@@ -128,7 +154,6 @@ void http_reply_start(struct stream *s, int status, const struct http_reply *r, 
 		s->st = SST_CLOSED;
 		return;
 	}
-	CNT_INC(s->fe->fe_cnt.intercepted);
 	task_wakeup(s->task, TASK_WOKEN_OTHER);   /* send it now, whatever state called */
 	if (!t->req.head_len && !(t->flags & TX_F_REQ_GONE)) {
 		/* no request head to skip: nothing more will be read */
@@ -136,6 +161,13 @@ void http_reply_start(struct stream *s, int status, const struct http_reply *r, 
 		t->flags |= TX_F_CLI_CLOSE;
 	}
 	s->st = SST_HTTP_XFER;
+}
+
+void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b)
+{
+	reply_start_uncounted(s, status, r, a, b);
+	if (s->st != SST_CLOSED)
+		CNT_INC(s->fe->fe_cnt.intercepted);
 }
 
 int http_stream_abort(struct stream *s, char a, char b)
@@ -156,4 +188,104 @@ int http_stream_abort(struct stream *s, char a, char b)
 		status = 502;
 	http_reply_start(s, status, NULL, a, b);
 	return s->st != SST_CLOSED;
+}
+
+/* ---- services (use-service) ---- */
+
+void http_service_register(struct http_service *svc)
+{
+	act_service_register(&svc->as);
+}
+
+void http_service_release(struct stream *s)
+{
+	free(s->svc_body);
+	s->svc_body = NULL;
+	s->svc_len = s->svc_off = 0;
+}
+
+/* The response head of <rep> in the empty response buffer. Returns 0, or
+ * -1 if it does not fit (it always does: a few short lines). */
+static int service_put_head(struct stream *s, const struct svc_reply *rep)
+{
+	int n;
+
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return -1;
+	s->res.head = s->res.data = 0;
+	n = snprintf(s->res.area, s->res.size,
+	             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
+	             "content-length: %zu\r\n\r\n", rep->status, http_status_reason(rep->status),
+	             rep->content_type, rep->len);
+	if (n < 0 || (size_t)n >= s->res.size)
+		return -1;
+	s->res.data = (size_t)n;
+	return 0;
+}
+
+void http_service_start(struct stream *s, const char *name)
+{
+	const struct act_service *as = act_service_find(name);
+	const struct http_service *svc;
+	struct http_txn *t = s->txn;
+	struct svc_reply rep = { 0 };
+	int rc;
+
+	if (!as) {
+		http_reply_start(s, 503, NULL, 'P', 'R');
+		return;
+	}
+	/* every service is registered through http_service_register() */
+	svc = list_elem(as, struct http_service, as);
+	http_service_release(s);
+	/* counted before the service runs, as HAProxy: a scrape sees itself */
+	CNT_INC(s->fe->fe_cnt.intercepted);
+	rc = svc->produce(s, &rep);
+	if (rc) {
+		free(rep.body);
+		reply_start_uncounted(s, rc > 0 ? rc : 500, NULL, 'P', 'R');
+		return;
+	}
+	s->svc_body = rep.body;
+	s->svc_len = rep.len;
+	s->svc_off = 0;
+	if (service_put_head(s, &rep) < 0) {
+		http_service_release(s);
+		reply_start_uncounted(s, 500, NULL, 'P', 'R');
+		return;
+	}
+	if (s->term[0] == '-') {
+		s->term[0] = 'L';
+		s->term[1] = 'R';
+	}
+	/* an applet is "connected" at once: HAProxy logs 0 for Tw, Tc, Tr */
+	s->Tw = s->Tc = 0;
+	t->Tr = 0;
+	s->svc_log_name = svc->log_name;
+	s->res_fwd = 0;
+	t->flags |= TX_F_REPLIED;
+	t->flags &= ~TX_F_RES_GONE;
+	t->res.head_len = 0;
+	s->st = SST_HTTP_XFER;
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+}
+
+int http_service_feed(struct stream *s)
+{
+	size_t n;
+
+	if (!s->svc_body || s->svc_off >= s->svc_len)
+		return 0;
+	buf_realign(&s->res);
+	n = buf_room(&s->res);
+	if (n > s->svc_len - s->svc_off)
+		n = s->svc_len - s->svc_off;
+	if (!n)
+		return 0;
+	memcpy(buf_tail(&s->res), s->svc_body + s->svc_off, n);
+	s->res.data += n;
+	s->svc_off += n;
+	if (s->svc_off == s->svc_len)
+		http_service_release(s);   /* all of it is in the buffer */
+	return 1;
 }

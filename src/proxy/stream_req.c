@@ -243,7 +243,7 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		http_reply_start(s, 500, NULL, 'P', 'R');
 		return 0;
 	case ACT_V_USE_SERVICE:
-		http_reply_start(s, 503, NULL, 'P', 'R');
+		http_service_start(s, env.service);
 		return 0;
 	case ACT_V_CLOSE:
 	case ACT_V_SWITCH_HTTP:

@@ -8,6 +8,7 @@
 #include <sluice/core/buf.h>
 #include <sluice/core/list.h>
 #include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
 
@@ -86,11 +87,40 @@ struct stream {
 	struct server *persist_srv; /* server designated by a persistence cookie */
 	struct list *tcp_resume;   /* tcp-request content rule to resume at */
 	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
+	/* use-service (HTTP): the body a service produced, sent from this
+	 * heap block as the client drains the response buffer; its size is
+	 * bounded by the configuration, never by traffic */
+	char *svc_body;
+	size_t svc_len, svc_off;
+	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
 
 
+
+/* Services for `http-request use-service`. A service answers the request
+ * itself: no server is chosen, the response it produces goes through the
+ * response path like a server's (http-after-response rules, counters, log).
+ * Register with http_service_register() (a constructor is fine: before the
+ * configuration is parsed); the name is then accepted by use-service. */
+struct svc_reply {
+	int status;
+	const char *content_type;
+	char *body;                /* malloc'ed, handed over to the stream */
+	size_t len;
+};
+
+struct http_service {
+	struct act_service as;     /* the name use-service accepts */
+	const char *log_name;      /* server name in the log, e.g. "<PROMEX>" */
+	/* Fills <out> for the stream's request (s->txn). Returns 0; or an HTTP
+	 * status (400...) for the error page sluice sends instead; or -1 when
+	 * it cannot answer (no memory): a 500. Owner thread. */
+	int (*produce)(struct stream *s, struct svc_reply *out);
+};
+
+void http_service_register(struct http_service *svc);
 
 struct lf_expr;
 struct log_fields;

@@ -81,6 +81,14 @@ void http_count_status(struct stream *s, int status);
 int  http_reply_prepare(struct stream *s, int status, const struct http_reply *r);
 /* Answers the request locally (termination state <a><b> if none yet). */
 void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b);
+/* use-service <name>: the service answers the request (its head in the
+ * response buffer, its body in s->svc_body). */
+void http_service_start(struct stream *s, const char *name);
+/* Moves the next bytes of the service's body into the response buffer;
+ * returns 1 if some moved. */
+int  http_service_feed(struct stream *s);
+/* Drops the service's body, sent or not (end of transaction, new reply). */
+void http_service_release(struct stream *s);
 
 /* stream_smp.c */
 struct smp_ctx;
