@@ -88,9 +88,14 @@ run_mode() {
 	[ "${s_qmax:-0}" -gt 100 ] || bad "$mode: the queue never filled (qmax $s_qmax)"
 	[ $(( ${s_conn:-0} + ${s_reuse:-0} )) -eq "$total" ] ||
 		bad "$mode: connects + reuses = $(( ${s_conn:-0} + ${s_reuse:-0} )), want $total"
-	# one per client (its first request), plus a few opened when the waiter
-	# served was a first request and the connection went to a pool instead
-	[ "${s_conn:-999999}" -le $((conns + 2 * maxconn)) ] ||
+	# one per client (its first request), plus some opened when the waiter
+	# served was a first request (it may not take a used connection under
+	# `http-reuse safe`) or the queue was empty for an instant: then the
+	# connection goes to its thread's idle pool, which the other thread
+	# does not search (no cross-thread take-over yet). On a quiet machine
+	# that is ~2% (1020 for 1000 clients); under load up to ~10% (1103 seen
+	# while other jobs ran). Without the hand-over it was ~4300.
+	[ "${s_conn:-999999}" -le $((conns + conns / 4)) ] ||
 		bad "$mode: $s_conn server connections opened for $conns clients: the hand-over lost them"
 	[ "${s_used:-1}" -eq 0 ] || bad "$mode: used_conn_cur $s_used after every client left"
 	[ "${s_scur:-1}" -eq 0 ] && [ "${s_qcur:-1}" -eq 0 ] || bad "$mode: slots or waiters left: scur $s_scur qcur $s_qcur"
