@@ -69,7 +69,8 @@ static const struct smp_fetch_kw internal_fetches[] = {
 	{ "srv_conn", smp_fetch_srv_conn, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN },
 	{ "srv_queue", smp_fetch_srv_queue, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN },
 	{ "srv_is_up", smp_fetch_srv_is_up, { ARGT_SRV }, 1, check_srv, SMP_T_BOOL, SMP_USE_INTRN },
-	{ "unique-id", smp_fetch_unique_id, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN },
+	/* accepted everywhere, as in HAProxy: no value before a transaction */
+	{ "unique-id", smp_fetch_unique_id, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_INTRN },
 	{ "txn.id", smp_fetch_txn_id, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_TXN },
 	/* layer 4 (7.3.3) */
 	{ "src",      smp_fetch_src,      { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_L4CLI },
@@ -584,6 +585,10 @@ static int smp_fetch_unique_id(const struct smp_args *args, struct sample *smp, 
 {
 	struct ist id;
 
+	/* accepted everywhere, but before a transaction (tcp-request
+	 * connection and session rules) there is no id yet, as in HAProxy */
+	if (ctx->avail && !(ctx->avail & SMP_USE_TXN))
+		return 0;
 	if (!ctx->ops || !ctx->ops->unique_id || !ctx->ops->unique_id(ctx, &id))
 		return 0;
 	smp_set_const_str(smp, SMP_T_STR, id.ptr, id.len);
@@ -666,7 +671,8 @@ static int rdp_cookie(struct ist d, struct ist *name, struct ist *value)
 static int smp_fetch_rdp_cookie(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	struct ist name, value;
-	int r = ctx->req_data.ptr ? rdp_cookie(ctx->req_data, &name, &value) : -1;
+	/* no raw view of a parsed HTTP request: no cookie will ever be found */
+	int r = ctx->req_data.ptr ? rdp_cookie(ctx->req_data, &name, &value) : ctx->req ? 0 : -1;
 
 	if (r < 0)
 		smp->flags |= SMP_F_MAY_CHANGE;

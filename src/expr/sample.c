@@ -1121,7 +1121,7 @@ int smp_check_use(unsigned int use, unsigned int avail, const char *what,
 		"internal state", "the client connection", "the session", "a backend",
 		"a server", "a transaction", "the request contents", "HTTP request headers",
 		"HTTP request body", "HTTP response headers", "HTTP response body",
-		"the HTTP request method", "the HTTP response status",
+		"the HTTP request method", "the HTTP response status", "HTTP headers",
 	};
 	unsigned int missing = use & ~avail & ~SMP_USE_INTRN;
 

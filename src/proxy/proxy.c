@@ -398,6 +398,29 @@ static int use_backend_is_dynamic(const char *name, char *plain)
 	return 0;
 }
 
+/* A use_backend condition on data that do not exist yet never matches:
+ * a warning, as in HAProxy; a name format using them is an error. */
+static int use_backend_check_use(struct cfg_ctx *ctx, const struct acl_cond *cond,
+                                 const struct lf_expr *dyn, const char *name,
+                                 char *err, size_t errlen)
+{
+	char sub[512];
+
+	if (cond && (acl_cond_use(cond) & ~SMP_AVAIL_SWITCH & ~SMP_USE_INTRN))
+		cfg_warning(ctx->file, ctx->line, "condition involves keywords which are "
+		            "incompatible with 'frontend use-backend rule' (they never match "
+		            "there).");
+	else if (cond && (acl_cond_use(cond) & SMP_USE_L6REQ) && ctx->px->mode == PX_MODE_HTTP)
+		cfg_warning(ctx->file, ctx->line, "Proxy '%s': L6 sample fetches on an HTTP "
+		            "proxy do not see the request as received (HAProxy warns that they "
+		            "are ignored).", ctx->px->name);
+	if (dyn && lf_check_use(dyn, SMP_AVAIL_SWITCH, sub, sizeof(sub)) < 0) {
+		snprintf(err, errlen, "failed to parse use_backend rule '%s' : %s.", name, sub);
+		return -1;
+	}
+	return 0;
+}
+
 /* use_backend <name> [{if | unless} <condition>]
  *
  * A fixed <name> is resolved after parsing (proxy_check_one) into r->be.
@@ -459,6 +482,10 @@ static int kw_use_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err
 			snprintf(err, errlen, "failed to parse use_backend rule '%s' : %s.", args[1], sub);
 			goto fail;
 		}
+	}
+	if (use_backend_check_use(ctx, cond, r->dyn, args[1], err, errlen) < 0) {
+		lf_free(r->dyn);
+		goto fail;
 	}
 	r->cond = cond;
 	r->line = ctx->line;
@@ -1003,6 +1030,40 @@ static int use_backend_resolve(struct proxy *px, struct use_backend_rule *r)
 	return 0;
 }
 
+/* unique-id-format is rendered while the request is parsed, before a
+ * backend is chosen: HAProxy refuses what needs more. It is compiled here;
+ * a syntax error is left for http_cfg.c to report, which compiles it when
+ * it was not done here. */
+static int unique_id_compile(struct proxy *px)
+{
+	struct lf_expr *e;
+	char err[512];
+
+	if (!(px->cap & PX_CAP_FE) || !px->unique_id_fmt_str || px->unique_id_fmt)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return 0;
+	if (lf_compile(px->unique_id_fmt_str, e, err, sizeof(err)) < 0) {
+		free(e);
+		return 0;
+	}
+	if (lf_check_use(e, SMP_AVAIL_SWITCH, err, sizeof(err)) < 0) {
+		cfg_alert(px->conf_file, px->conf_line, "proxy '%s': failed to parse "
+		          "unique-id-format : %s.", px->name, err);
+		lf_free(e);
+		free(e);
+		return 1;
+	}
+	if (px->mode == PX_MODE_HTTP &&
+	    lf_check_use(e, SMP_USE_ALL & ~SMP_USE_L6REQ, err, sizeof(err)) < 0)
+		cfg_warning(px->conf_file, px->conf_line, "proxy '%s': an L6 sample fetch in an HTTP "
+		            "unique-id-format does not see the request as received (HAProxy "
+		            "warns that it is ignored).", px->name);
+	px->unique_id_fmt = e;
+	return 0;
+}
+
 static int proxy_check_one(struct proxy *px)
 {
 	int errors = 0;
@@ -1040,6 +1101,7 @@ static int proxy_check_one(struct proxy *px)
 	}
 	list_for_each_safe(pos, tmp, &px->use_backends)
 		errors += use_backend_resolve(px, list_elem(pos, struct use_backend_rule, list));
+	errors += unique_id_compile(px);
 	if (px->log_format) {
 		char err[512];
 

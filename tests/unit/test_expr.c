@@ -329,6 +329,43 @@ static void test_parser(void)
 		CHECK(e && smp_check_use(e->use, SMP_AVAIL_TCP_CONN, "path", err, sizeof(err)) < 0);
 		sample_expr_free(e);
 	}
+	/* HAProxy 2.6's choices, place by place */
+	{
+		static const struct { const char *expr; unsigned int avail; int ok; } t[] = {
+			{ "hdr(x)",             SMP_AVAIL_HTTP_REQ,  1 },
+			{ "hdr(x)",             SMP_AVAIL_HTTP_RES,  1 },
+			{ "hdr(x)",             SMP_AVAIL_LOG,       0 },
+			{ "hdr(x)",             SMP_AVAIL_TCP_SESS,  0 },
+			{ "hdr_cnt(x)",         SMP_AVAIL_HTTP_RES,  0 },
+			{ "req.hdr(x)",         SMP_AVAIL_HTTP_RES,  0 },
+			{ "fe_name",            SMP_AVAIL_TCP_CONN,  1 },
+			{ "so_id",              SMP_AVAIL_TCP_CONN,  1 },
+			{ "unique-id",          SMP_AVAIL_TCP_CONN,  1 },
+			{ "be_name",            SMP_AVAIL_HTTP_REQ,  0 },   /* a frontend's */
+			{ "be_name",            SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 1 },
+			{ "be_name",            SMP_AVAIL_SWITCH,    0 },
+			{ "be_name",            SMP_AVAIL_HTTP_RES,  1 },
+			{ "srv_name",           SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_HTTP_RES,  1 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_LOG,       1 },
+			{ "capture.req.hdr(0)", SMP_AVAIL_TCP_SESS,  0 },
+			{ "capture.req.hdr(0)", SMP_AVAIL_LOG,       1 },
+			{ "method",             SMP_AVAIL_HTTP_RES,  1 },
+			{ "status",             SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "res.hdr(x)",         SMP_AVAIL_SWITCH,    0 },
+		};
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			struct sample_expr *e = sample_expr_parse(t[i].expr, NULL, err, sizeof(err));
+			int rc = e ? smp_check_use(e->use, t[i].avail, t[i].expr, err, sizeof(err)) : 9;
+
+			if ((rc == 0) != t[i].ok)
+				fprintf(stderr, "place check of %s: %d\n", t[i].expr, rc);
+			CHECK((rc == 0) == t[i].ok);
+			sample_expr_free(e);
+		}
+	}
 	/* stop at a character the caller handles (log-format "%[...]") */
 	{
 		const char *end = NULL;
@@ -582,10 +619,12 @@ static void test_fetch_http(void)
 		req_hdrs[2] = saved;
 	}
 
-	/* hdr() follows the direction of the context */
+	/* hdr() follows the direction of the context; hdr_cnt() is about the
+	 * request only, as in HAProxy 2.6 */
 	ctx.dir = SMP_DIR_RES;
 	EXPECT("hdr(set-cookie)", "ID=42; HttpOnly");
-	EXPECT("hdr_cnt(set-cookie)", "2");
+	EXPECT("hdr_cnt(set-cookie)", "0");
+	EXPECT("hdr_cnt(host)", "1");
 	ctx.dir = SMP_DIR_REQ;
 
 	/* absolute-form and special request targets */
