@@ -473,6 +473,11 @@ static int fetch_be(const struct smp_args *args, struct sample *smp, struct smp_
 	const struct smp_arg *be = args->n > 0 && args->a[0].type == ARGT_BE ? &args->a[0] : NULL;
 	int64_t v;
 
+	/* omitted, and not resolved to the expression's proxy at start-up
+	 * (smp_resolve_names()): the stream's backend of the moment */
+	if (be && !be->resolved && (!be->text || !*be->text))
+		be = NULL;
+
 	if (!ctx->ops || !ctx->ops->be_metric || !ctx->ops->be_metric(ctx, be, m, &v))
 		return 0;
 	smp_set_sint(smp, v);
@@ -554,10 +559,12 @@ static int fetch_srv(const struct smp_args *args, struct sample *smp, struct smp
                      enum smp_srv_metric m)
 {
 	const struct srv_ref *r = args->priv;
+	/* the server found at start-up (smp_resolve_names()), else by name */
+	const struct smp_arg *srv = args->a[0].resolved ? &args->a[0] : &r->srv;
 	int64_t v;
 
 	if (!ctx->ops || !ctx->ops->srv_metric ||
-	    !ctx->ops->srv_metric(ctx, r->be.type ? &r->be : NULL, &r->srv, m, &v))
+	    !ctx->ops->srv_metric(ctx, r->be.type ? &r->be : NULL, srv, m, &v))
 		return 0;
 	if (m == SMP_SRV_IS_UP)
 		smp_set_bool(smp, v != 0);

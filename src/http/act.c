@@ -731,9 +731,29 @@ static void rule_insert(struct proxy *px, struct act_rule *r, const char *file, 
 	list_append(pos, &r->list);   /* before <pos> */
 }
 
+static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
+                          const char *file, int line, unsigned int flags, char *err,
+                          size_t errlen);
+
+/* The names of backends and servers the rule's expressions hold are
+ * checked after parsing, against this line and proxy. */
 static int rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
                       const char *file, int line, unsigned int flags, char *err,
                       size_t errlen)
+{
+	struct smp_origin saved;
+	int ret;
+
+	smp_cfg_origin_get(&saved);
+	smp_cfg_origin_set(file, line, px);
+	ret = rule_parse_one(px, set, args, nargs, file, line, flags, err, errlen);
+	smp_cfg_origin_set(saved.file, saved.line, saved.px);
+	return ret;
+}
+
+static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
+                          const char *file, int line, unsigned int flags, char *err,
+                          size_t errlen)
 {
 	const struct act_kw *kw;
 	struct act_rule *r;

@@ -1155,6 +1155,59 @@ static void test_conv_haproxy_compat(void)
 	EXPECT("int(-1),http_date", "Sun, 13 Jun 1141709097 06:26:07 GMT");
 }
 
+/* Backend and server names: kept with their origin until resolved. */
+static int names_seen;
+static const char *names_kws[8];
+static int names_lines[8];
+
+static int names_cb(struct smp_args *args, const char *kw, const struct smp_origin *o,
+                    void *priv)
+{
+	if (names_seen < 8) {
+		names_kws[names_seen] = kw;
+		names_lines[names_seen] = o->line;
+	}
+	names_seen++;
+	/* an omitted backend is an empty ARGT_BE argument */
+	if (!strcmp(kw, "nbsrv"))
+		CHECK(args->n == 1 && args->a[0].type == ARGT_BE && !args->a[0].text);
+	if (!strcmp(kw, "srv_conn"))
+		CHECK(args->n == 1 && args->a[0].type == ARGT_SRV &&
+		      !strcmp(args->a[0].text, "bk/s1"));
+	return (int)(intptr_t)priv;
+}
+
+static void test_names(void)
+{
+	struct sample_expr *a, *b, *c, *d;
+	char err[256];
+	int px;
+
+	smp_cfg_origin_set("f.cfg", 10, &px);
+	a = sample_expr_parse("nbsrv", NULL, err, sizeof(err));
+	smp_cfg_origin_set("f.cfg", 11, &px);
+	b = sample_expr_parse("src,lower", NULL, err, sizeof(err));   /* names nothing */
+	c = sample_expr_parse("srv_conn(bk/s1)", NULL, err, sizeof(err));
+	smp_cfg_origin_set("f.cfg", 12, &px);
+	d = sample_expr_parse("be_conn(other)", NULL, err, sizeof(err));
+	sample_expr_free(d);                                             /* forgotten */
+	smp_cfg_origin_set(NULL, 0, NULL);
+	CHECK(a && b && c);
+	CHECK(smp_resolve_names(names_cb, (void *)1) == 2);
+	CHECK(names_seen == 2);
+	CHECK(names_kws[0] && !strcmp(names_kws[0], "nbsrv") && names_lines[0] == 10);
+	CHECK(names_kws[1] && !strcmp(names_kws[1], "srv_conn") && names_lines[1] == 11);
+	/* once resolved, later expressions are not kept */
+	d = sample_expr_parse("queue(x)", NULL, err, sizeof(err));
+	CHECK(d && smp_resolve_names(names_cb, (void *)1) == 0 && names_seen == 2);
+	/* an omitted backend left unresolved is the stream's current one */
+	EXPECT("nbsrv", "0");
+	sample_expr_free(a);
+	sample_expr_free(b);
+	sample_expr_free(c);
+	sample_expr_free(d);
+}
+
 int main(void)
 {
 	setup();
@@ -1170,6 +1223,7 @@ int main(void)
 	test_conv_proto();
 	test_vars();
 	test_regex();
+	test_names();           /* last: it closes the list of names */
 	vars_prune(&sess_vars);
 	vars_prune(&txn_vars);
 	vars_prune(&req_vars);

@@ -381,6 +381,14 @@ struct smp_conv_step {
 	struct smp_args args;
 };
 
+/* Where an expression was written (configuration time): see
+ * smp_cfg_origin_set(). <px> is the integrator's proxy, opaque here. */
+struct smp_origin {
+	const char *file;
+	int line;
+	void *px;
+};
+
 struct sample_expr {
 	const struct smp_fetch_kw *fetch;
 	struct smp_args fetch_args;
@@ -388,6 +396,10 @@ struct sample_expr {
 	struct smp_conv_step *conv;
 	enum smp_type out_type;      /* type of the last step */
 	unsigned int use;            /* SMP_USE_* of the fetch */
+	/* an expression whose fetch names a backend or a server waits in a
+	 * list until smp_resolve_names() (configuration time only) */
+	struct sample_expr *names_next, **names_pprev;
+	struct smp_origin origin;    /* .file is a copy, owned */
 };
 
 /* Parses the expression that starts at <str> (one configuration word). It
@@ -412,6 +424,26 @@ struct sample_expr *sample_expr_parse(const char *str, const char **end,
                                       char *err, size_t errlen);
 
 void sample_expr_free(struct sample_expr *expr);
+
+/* Backend and server names in fetch arguments are checked once every
+ * section was read (they may name a section defined further down), as in
+ * HAProxy: the parser keeps each expression whose fetch has an ARGT_BE or
+ * ARGT_SRV argument, with the origin last given to smp_cfg_origin_set();
+ * the integrator resolves their arguments (smp_arg->resolved) with
+ * smp_resolve_names(). An omitted optional backend argument is there as
+ * an ARGT_BE argument with an empty text: it means the proxy the
+ * expression belongs to (nbsrv in a backend counts that backend's
+ * servers); left unresolved (no origin), the stream's backend of the
+ * moment stands for it. An ARGT_SRV argument keeps its text as written,
+ * "[backend/]server". Configuration time only, one thread. */
+void smp_cfg_origin_set(const char *file, int line, void *px);
+void smp_cfg_origin_get(struct smp_origin *o);
+/* Calls <fn> on the fetch arguments of every expression kept so far (and
+ * not freed since), then forgets them; later expressions are not kept.
+ * Returns the sum of what <fn> returned (an error count). */
+int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
+                                const struct smp_origin *o, void *priv),
+                      void *priv);
 
 /* Evaluates <expr>: the fetch (with smp->opt as set by the caller) then the
  * converters. Returns 1 with the result in <smp>, or 0 (smp->flags may hold
