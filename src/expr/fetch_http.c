@@ -26,7 +26,7 @@ const int expr_fetch_http_anchor;
 #define F(name) static int smp_fetch_##name(const struct smp_args *args, \
 	struct sample *smp, struct smp_ctx *ctx)
 
-F(hdr); F(req_hdr); F(res_hdr); F(req_fhdr); F(res_fhdr); F(hdr_cnt);
+F(hdr); F(req_hdr); F(res_hdr); F(req_fhdr); F(res_fhdr);
 F(req_hdr_cnt); F(res_hdr_cnt); F(req_fhdr_cnt); F(res_fhdr_cnt);
 F(req_hdr_val); F(res_hdr_val); F(req_hdr_ip); F(res_hdr_ip); F(req_hdrs);
 F(res_hdrs); F(req_hdr_names); F(res_hdr_names); F(method); F(path);
@@ -42,13 +42,15 @@ F(url32); F(url32_src); F(url_ip); F(url_port); F(body_param);
 #define HRS SMP_USE_HRSHV
 
 static const struct smp_fetch_kw http_fetches[] = {
-	{ "hdr",          smp_fetch_hdr,          { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, HRQ },
+	/* the side the rule set works on; hdr_cnt() and the hdr* ACLs are
+	 * about the request only (manual, "hdr") */
+	{ "hdr",          smp_fetch_hdr,          { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, SMP_USE_HDRS },
 	{ "req.hdr",      smp_fetch_req_hdr,      { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, HRQ },
 	{ "res.hdr",      smp_fetch_res_hdr,      { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, HRS },
 	{ "shdr",         smp_fetch_res_hdr,      { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, HRS },
 	{ "req.fhdr",     smp_fetch_req_fhdr,     { ARGT_STR, ARGT_SINT }, 1, NULL, SMP_T_STR, HRQ },
 	{ "res.fhdr",     smp_fetch_res_fhdr,     { ARGT_STR, ARGT_SINT }, 0, NULL, SMP_T_STR, HRS },
-	{ "hdr_cnt",      smp_fetch_hdr_cnt,      { ARGT_STR }, 0, NULL, SMP_T_SINT, HRQ },
+	{ "hdr_cnt",      smp_fetch_req_hdr_cnt,  { ARGT_STR }, 0, NULL, SMP_T_SINT, HRQ },
 	{ "req.hdr_cnt",  smp_fetch_req_hdr_cnt,  { ARGT_STR }, 0, NULL, SMP_T_SINT, HRQ },
 	{ "res.hdr_cnt",  smp_fetch_res_hdr_cnt,  { ARGT_STR }, 0, NULL, SMP_T_SINT, HRS },
 	{ "shdr_cnt",     smp_fetch_res_hdr_cnt,  { ARGT_STR }, 0, NULL, SMP_T_SINT, HRS },
@@ -268,11 +270,6 @@ static int smp_fetch_req_fhdr(const struct smp_args *args, struct sample *smp, s
 static int smp_fetch_res_fhdr(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	return fetch_hdr(args, smp, ctx, SMP_DIR_RES, 1);
-}
-
-static int smp_fetch_hdr_cnt(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
-{
-	return fetch_hdr_cnt(args, smp, ctx, ctx->dir, 0);
 }
 
 static int smp_fetch_req_hdr_cnt(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)

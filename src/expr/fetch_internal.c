@@ -69,7 +69,8 @@ static const struct smp_fetch_kw internal_fetches[] = {
 	{ "srv_conn", smp_fetch_srv_conn, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN },
 	{ "srv_queue", smp_fetch_srv_queue, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN },
 	{ "srv_is_up", smp_fetch_srv_is_up, { ARGT_SRV }, 1, check_srv, SMP_T_BOOL, SMP_USE_INTRN },
-	{ "unique-id", smp_fetch_unique_id, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN },
+	/* accepted everywhere, as in HAProxy: no value before a transaction */
+	{ "unique-id", smp_fetch_unique_id, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_INTRN },
 	{ "txn.id", smp_fetch_txn_id, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_TXN },
 	/* layer 4 (7.3.3) */
 	{ "src",      smp_fetch_src,      { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_L4CLI },
@@ -472,6 +473,11 @@ static int fetch_be(const struct smp_args *args, struct sample *smp, struct smp_
 	const struct smp_arg *be = args->n > 0 && args->a[0].type == ARGT_BE ? &args->a[0] : NULL;
 	int64_t v;
 
+	/* omitted, and not resolved to the expression's proxy at start-up
+	 * (smp_resolve_names()): the stream's backend of the moment */
+	if (be && !be->resolved && (!be->text || !*be->text))
+		be = NULL;
+
 	if (!ctx->ops || !ctx->ops->be_metric || !ctx->ops->be_metric(ctx, be, m, &v))
 		return 0;
 	smp_set_sint(smp, v);
@@ -553,10 +559,12 @@ static int fetch_srv(const struct smp_args *args, struct sample *smp, struct smp
                      enum smp_srv_metric m)
 {
 	const struct srv_ref *r = args->priv;
+	/* the server found at start-up (smp_resolve_names()), else by name */
+	const struct smp_arg *srv = args->a[0].resolved ? &args->a[0] : &r->srv;
 	int64_t v;
 
 	if (!ctx->ops || !ctx->ops->srv_metric ||
-	    !ctx->ops->srv_metric(ctx, r->be.type ? &r->be : NULL, &r->srv, m, &v))
+	    !ctx->ops->srv_metric(ctx, r->be.type ? &r->be : NULL, srv, m, &v))
 		return 0;
 	if (m == SMP_SRV_IS_UP)
 		smp_set_bool(smp, v != 0);
@@ -584,6 +592,10 @@ static int smp_fetch_unique_id(const struct smp_args *args, struct sample *smp, 
 {
 	struct ist id;
 
+	/* accepted everywhere, but before a transaction (tcp-request
+	 * connection and session rules) there is no id yet, as in HAProxy */
+	if (ctx->avail && !(ctx->avail & SMP_USE_TXN))
+		return 0;
 	if (!ctx->ops || !ctx->ops->unique_id || !ctx->ops->unique_id(ctx, &id))
 		return 0;
 	smp_set_const_str(smp, SMP_T_STR, id.ptr, id.len);
@@ -666,7 +678,8 @@ static int rdp_cookie(struct ist d, struct ist *name, struct ist *value)
 static int smp_fetch_rdp_cookie(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	struct ist name, value;
-	int r = ctx->req_data.ptr ? rdp_cookie(ctx->req_data, &name, &value) : -1;
+	/* no raw view of a parsed HTTP request: no cookie will ever be found */
+	int r = ctx->req_data.ptr ? rdp_cookie(ctx->req_data, &name, &value) : ctx->req ? 0 : -1;
 
 	if (r < 0)
 		smp->flags |= SMP_F_MAY_CHANGE;

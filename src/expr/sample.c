@@ -893,10 +893,95 @@ static int is_kw_char(char c)
 	return isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-' || c == '+';
 }
 
+/* ------------------------------------------------------------------ names */
+
+static struct sample_expr *names_head;   /* expressions naming proxies/servers */
+static int names_closed;                 /* smp_resolve_names() ran */
+static struct smp_origin cfg_origin;
+
+void smp_cfg_origin_set(const char *file, int line, void *px)
+{
+	cfg_origin = (struct smp_origin){ file, line, px };
+}
+
+void smp_cfg_origin_get(struct smp_origin *o)
+{
+	*o = cfg_origin;
+}
+
+static void names_unlink(struct sample_expr *expr)
+{
+	if (!expr->names_pprev)
+		return;
+	*expr->names_pprev = expr->names_next;
+	if (expr->names_next)
+		expr->names_next->names_pprev = expr->names_pprev;
+	expr->names_next = NULL;
+	expr->names_pprev = NULL;
+}
+
+/* An omitted optional backend argument becomes an empty ARGT_BE one (the
+ * expression's own proxy); an expression with a backend or server
+ * argument is kept for smp_resolve_names(). */
+static int names_keep(struct sample_expr *expr)
+{
+	struct smp_args *args = &expr->fetch_args;
+	const enum smp_arg_type *spec = expr->fetch->args;
+	int named = 0;
+
+	for (int i = 0; i < SMP_MAX_ARGS && spec[i] != ARGT_STOP; i++) {
+		if (spec[i] != ARGT_BE && spec[i] != ARGT_SRV)
+			continue;
+		if (spec[i] == ARGT_BE && i == args->n) {
+			args->a[args->n++].type = ARGT_BE;
+		} else if (spec[i] == ARGT_BE && i < args->n && args->a[i].type == ARGT_STOP) {
+			args->a[i].type = ARGT_BE;
+		}
+		named = 1;
+	}
+	if (!named || names_closed)
+		return 0;
+	expr->origin = cfg_origin;
+	if (cfg_origin.file && !(expr->origin.file = strdup(cfg_origin.file)))
+		return -1;
+	expr->names_next = names_head;
+	if (names_head)
+		names_head->names_pprev = &expr->names_next;
+	expr->names_pprev = &names_head;
+	names_head = expr;
+	return 0;
+}
+
+int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
+                                const struct smp_origin *o, void *priv),
+                      void *priv)
+{
+	struct sample_expr *x = names_head;
+	int errors = 0;
+
+	/* the list is newest first: walk it back from its end, so that errors
+	 * come in the order of the lines */
+	while (x && x->names_next)
+		x = x->names_next;
+	while (x) {
+		struct sample_expr *prev = x->names_pprev == &names_head ? NULL :
+		        (struct sample_expr *)((char *)x->names_pprev -
+		                               offsetof(struct sample_expr, names_next));
+
+		errors += fn(&x->fetch_args, x->fetch->kw, &x->origin, priv);
+		names_unlink(x);
+		x = prev;
+	}
+	names_closed = 1;
+	return errors;
+}
+
 void sample_expr_free(struct sample_expr *expr)
 {
 	if (!expr)
 		return;
+	names_unlink(expr);
+	free((char *)expr->origin.file);
 	args_free(&expr->fetch_args);
 	for (int i = 0; i < expr->nconv; i++)
 		args_free(&expr->conv[i].args);
@@ -953,6 +1038,8 @@ static const char *parse_fetch(const char *p, struct sample_expr *expr,
 		errmsg_set(err, errlen, "invalid args in fetch method '%s' : %s", kw->kw, sub);
 		return NULL;
 	}
+	if (names_keep(expr) < 0)
+		return errmsg_set(err, errlen, "out of memory"), NULL;
 	return p;
 }
 
@@ -1121,7 +1208,7 @@ int smp_check_use(unsigned int use, unsigned int avail, const char *what,
 		"internal state", "the client connection", "the session", "a backend",
 		"a server", "a transaction", "the request contents", "HTTP request headers",
 		"HTTP request body", "HTTP response headers", "HTTP response body",
-		"the HTTP request method", "the HTTP response status",
+		"the HTTP request method", "the HTTP response status", "HTTP headers",
 	};
 	unsigned int missing = use & ~avail & ~SMP_USE_INTRN;
 

@@ -134,19 +134,21 @@ const char *act_ruleset_name(enum act_ruleset set)
 /* ------------------------------------------------------------------------ */
 
 /* Response rules see no request head: it was forwarded before the response
- * came (txn.h), as in HAProxy, which refuses req.hdr() there. */
-unsigned int act_avail(enum act_ruleset set)
+ * came (txn.h), as in HAProxy, which refuses req.hdr() there. The request
+ * rules of a frontend run before a backend is chosen; those of a backend or
+ * listen section know it, except on connection and session (HAProxy 2.6). */
+unsigned int act_avail(const struct act_rule *r)
 {
-	unsigned int no_req = SMP_USE_HRQHV | SMP_USE_HRQBO | SMP_USE_L6REQ;
+	unsigned int be = (r->flags & ACT_RULE_F_BE_SIDE) ? SMP_USE_BE : 0;
 
-	switch (set) {
-	case ACT_HTTP_REQ:     return SMP_AVAIL_HTTP_REQ;
+	switch (r->set) {
+	case ACT_HTTP_REQ:     return SMP_AVAIL_HTTP_REQ | be;
 	case ACT_HTTP_RES:
 	case ACT_HTTP_AFTER:
-	case ACT_TCP_RES_CONT: return SMP_AVAIL_HTTP_RES & ~no_req;
+	case ACT_TCP_RES_CONT: return SMP_AVAIL_HTTP_RES;
 	case ACT_TCP_REQ_CONN: return SMP_AVAIL_TCP_CONN;
 	case ACT_TCP_REQ_SESS: return SMP_AVAIL_TCP_SESS;
-	case ACT_TCP_REQ_CONT: return SMP_AVAIL_TCP_CONT;
+	case ACT_TCP_REQ_CONT: return SMP_AVAIL_TCP_CONT | be;
 	default:               return SMP_USE_ALL;
 	}
 }
@@ -172,8 +174,10 @@ size_t (*act_lf_render)(struct stream *s, const struct lf_expr *e, char *out,
 /* Checks each %[expr] of a format against the rule set's data, so that a
  * sample that can never work is named at configuration time (HAProxy: "may
  * not be reliably used here"). Syntax errors are left to lf_compile(). */
-static int fmt_check_use(const char *text, unsigned int avail, char *err, size_t errlen)
+static int fmt_check_use(const char *text, const struct act_rule *r, char *err,
+                         size_t errlen)
 {
+	unsigned int avail = act_avail(r);
 	const char *p = text;
 
 	while ((p = strchr(p, '%')) != NULL) {
@@ -201,6 +205,10 @@ static int fmt_check_use(const char *text, unsigned int avail, char *err, size_t
 			return 0;
 		snprintf(name, sizeof(name), "%.*s", (int)(end - p - 1), p + 1);
 		rc = smp_check_use(x->use, avail, name, err, errlen);
+		if (rc == 0 && (x->use & SMP_USE_L6REQ) && (r->flags & ACT_RULE_F_HTTP_PX))
+			cfg_warning(r->file, r->line, "L6 sample fetch <%s> in an HTTP "
+			            "log-format string does not see the request as received (HAProxy "
+			            "warns that it is ignored).", name);
 		sample_expr_free(x);
 		if (rc < 0)
 			return -1;
@@ -366,7 +374,7 @@ int act_fmt_parse_opt(struct act_fmt *f, const char *text, const struct act_rule
 	f->len = strlen(text);
 	if (!strchr(text, '%'))
 		return 0;
-	if (fmt_check_use(text, act_avail(r->set), err, errlen) < 0)
+	if (fmt_check_use(text, r, err, errlen) < 0)
 		goto fail;
 	f->lf = calloc(1, sizeof(*f->lf));
 	full = fmt_no_dash(text, escape);
@@ -424,7 +432,7 @@ struct sample_expr *act_expr_parse(const char *text, const struct act_rule *r,
 		return NULL;
 	}
 	x = sample_expr_parse(text, NULL, err, errlen);
-	if (x && smp_check_use(x->use, act_avail(r->set), text, err, errlen) < 0) {
+	if (x && smp_check_use(x->use, act_avail(r), text, err, errlen) < 0) {
 		sample_expr_free(x);
 		return NULL;
 	}
@@ -671,13 +679,17 @@ static void cond_warn_unusable(struct proxy *px, const struct act_rule *r, char 
 static int rule_cond_parse(struct act_rule *r, struct proxy *px, char **args, int nargs,
                            char *err, size_t errlen)
 {
-	unsigned int avail = act_avail(r->set);
+	unsigned int avail = act_avail(r);
 
 	r->cond = acl_cond_parse(args, nargs, px->acls, r->file, r->line, err, errlen);
 	if (!r->cond)
 		return -1;
 	if (use_missing(acl_cond_use(r->cond), avail))
 		cond_warn_unusable(px, r, args, nargs, avail);
+	else if ((acl_cond_use(r->cond) & SMP_USE_L6REQ) && (r->flags & ACT_RULE_F_HTTP_PX))
+		cfg_warning(r->file, r->line, "Proxy '%s': L6 sample fetches on an HTTP "
+		            "proxy do not see the request as received (HAProxy warns that they "
+		            "are ignored).", px->name ? px->name : "");
 	return 0;
 }
 
@@ -719,9 +731,29 @@ static void rule_insert(struct proxy *px, struct act_rule *r, const char *file, 
 	list_append(pos, &r->list);   /* before <pos> */
 }
 
+static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
+                          const char *file, int line, unsigned int flags, char *err,
+                          size_t errlen);
+
+/* The names of backends and servers the rule's expressions hold are
+ * checked after parsing, against this line and proxy. */
 static int rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
                       const char *file, int line, unsigned int flags, char *err,
                       size_t errlen)
+{
+	struct smp_origin saved;
+	int ret;
+
+	smp_cfg_origin_get(&saved);
+	smp_cfg_origin_set(file, line, px);
+	ret = rule_parse_one(px, set, args, nargs, file, line, flags, err, errlen);
+	smp_cfg_origin_set(saved.file, saved.line, saved.px);
+	return ret;
+}
+
+static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
+                          const char *file, int line, unsigned int flags, char *err,
+                          size_t errlen)
 {
 	const struct act_kw *kw;
 	struct act_rule *r;
@@ -753,6 +785,10 @@ static int rule_parse(struct proxy *px, enum act_ruleset set, char **args, int n
 	r->kw = kw;
 	r->line = line;
 	r->flags = flags;
+	if (px->cap & PX_CAP_BE)
+		r->flags |= ACT_RULE_F_BE_SIDE;
+	if (px->mode == PX_MODE_HTTP)
+		r->flags |= ACT_RULE_F_HTTP_PX;
 	*err = '\0';
 	if (kw->parse && kw->parse(r, px, args + 1, cond_at - 1, err, errlen) < 0) {
 		rule_free(r);
@@ -904,7 +940,7 @@ static enum acl_test_res rule_cond_eval(const struct act_rule *r, struct act_env
 	if (!ctx)
 		return ACL_TEST_FAIL;
 	saved = ctx->avail;
-	ctx->avail = act_avail(r->set) & (saved ? saved : SMP_USE_ALL);
+	ctx->avail = act_avail(r) & (saved ? saved : SMP_USE_ALL);
 	if (!ctx->avail)
 		ctx->avail = SMP_USE_INTRN;   /* 0 would mean "everything" */
 	res = acl_cond_eval(r->cond, ctx);

@@ -24,8 +24,17 @@ struct act_fmt {
 	struct lf_expr *lf;          /* NULL: constant text */
 };
 
-/* SMP_USE_* bits the data of rule set <set> offer. */
-unsigned int act_avail(enum act_ruleset set);
+/* act_rule.flags bits private to the rules engine (act.h's use the low
+ * ones): set by the parser before the action's parse() runs. */
+#define ACT_RULE_F_BE_SIDE  0x100    /* the proxy has a backend side (backend,
+                                      * listen): its request rules know the
+                                      * backend */
+#define ACT_RULE_F_HTTP_PX  0x200    /* the proxy is in HTTP mode: the layer-6
+                                      * fetches see no raw request there */
+
+/* SMP_USE_* bits the data of rule <r>'s rule set offer (HAProxy 2.6's
+ * choice: see SMP_AVAIL_*). */
+unsigned int act_avail(const struct act_rule *r);
 
 /* Compiles <text> for rule <r>: refuses a %[sample] whose data the rule set
  * never has, naming it. What a %[sample] gives is written with its control

@@ -30,6 +30,7 @@ static int kw_maxconn(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_fullconn(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_default_backend(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_use_backend(struct cfg_ctx *, char **, int, char *, size_t);
+static int use_backend_parse(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_balance(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_timeout(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_retries(struct cfg_ctx *, char **, int, char *, size_t);
@@ -293,6 +294,9 @@ struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
 	px->name = name ? strdup(name) : NULL;
 	px->conf_file = strdup(ctx->file);
 	px->conf_line = ctx->line;
+	/* what the section's "acl" lines name is checked against it; rules
+	 * set their own line (smp_resolve_names()) */
+	smp_cfg_origin_set(px->conf_file, px->conf_line, px);
 	if (def)
 		proxy_inherit(px, def);
 	if (cap == PX_CAP_DEF) {
@@ -398,6 +402,29 @@ static int use_backend_is_dynamic(const char *name, char *plain)
 	return 0;
 }
 
+/* A use_backend condition on data that do not exist yet never matches:
+ * a warning, as in HAProxy; a name format using them is an error. */
+static int use_backend_check_use(struct cfg_ctx *ctx, const struct acl_cond *cond,
+                                 const struct lf_expr *dyn, const char *name,
+                                 char *err, size_t errlen)
+{
+	char sub[512];
+
+	if (cond && (acl_cond_use(cond) & ~SMP_AVAIL_SWITCH & ~SMP_USE_INTRN))
+		cfg_warning(ctx->file, ctx->line, "condition involves keywords which are "
+		            "incompatible with 'frontend use-backend rule' (they never match "
+		            "there).");
+	else if (cond && (acl_cond_use(cond) & SMP_USE_L6REQ) && ctx->px->mode == PX_MODE_HTTP)
+		cfg_warning(ctx->file, ctx->line, "Proxy '%s': L6 sample fetches on an HTTP "
+		            "proxy do not see the request as received (HAProxy warns that they "
+		            "are ignored).", ctx->px->name);
+	if (dyn && lf_check_use(dyn, SMP_AVAIL_SWITCH, sub, sizeof(sub)) < 0) {
+		snprintf(err, errlen, "failed to parse use_backend rule '%s' : %s.", name, sub);
+		return -1;
+	}
+	return 0;
+}
+
 /* use_backend <name> [{if | unless} <condition>]
  *
  * A fixed <name> is resolved after parsing (proxy_check_one) into r->be.
@@ -415,6 +442,20 @@ static int use_backend_is_dynamic(const char *name, char *plain)
  *   - no rule selected: default_backend, then the proxy itself if it is a
  *     listen section. */
 static int kw_use_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	struct smp_origin saved;
+	int ret;
+
+	smp_cfg_origin_get(&saved);
+	smp_cfg_origin_set(ctx->file, ctx->line, ctx->px);
+	ret = use_backend_parse(ctx, args, nargs, err, errlen);
+	smp_cfg_origin_set(saved.file, saved.line, saved.px);
+	return ret;
+}
+
+/* kw_use_backend(), with the origin of its expressions set */
+static int use_backend_parse(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                             size_t errlen)
 {
 	struct use_backend_rule *r;
 	struct acl_cond *cond = NULL;
@@ -459,6 +500,10 @@ static int kw_use_backend(struct cfg_ctx *ctx, char **args, int nargs, char *err
 			snprintf(err, errlen, "failed to parse use_backend rule '%s' : %s.", args[1], sub);
 			goto fail;
 		}
+	}
+	if (use_backend_check_use(ctx, cond, r->dyn, args[1], err, errlen) < 0) {
+		lf_free(r->dyn);
+		goto fail;
 	}
 	r->cond = cond;
 	r->line = ctx->line;
@@ -1003,6 +1048,41 @@ static int use_backend_resolve(struct proxy *px, struct use_backend_rule *r)
 	return 0;
 }
 
+/* unique-id-format is rendered while the request is parsed, before a
+ * backend is chosen: HAProxy refuses what needs more. It is compiled here,
+ * where its origin is known (smp_resolve_names()); a syntax error is left
+ * for http_cfg.c to report, which compiles it when it was not done here. */
+static int unique_id_compile(struct proxy *px)
+{
+	struct lf_expr *e;
+	char err[512];
+
+	if (!(px->cap & PX_CAP_FE) || !px->unique_id_fmt_str || px->unique_id_fmt)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return 0;
+	smp_cfg_origin_set(px->conf_file, px->conf_line, px);
+	if (lf_compile(px->unique_id_fmt_str, e, err, sizeof(err)) < 0) {
+		free(e);
+		return 0;
+	}
+	if (lf_check_use(e, SMP_AVAIL_SWITCH, err, sizeof(err)) < 0) {
+		cfg_alert(px->conf_file, px->conf_line, "proxy '%s': failed to parse "
+		          "unique-id-format : %s.", px->name, err);
+		lf_free(e);
+		free(e);
+		return 1;
+	}
+	if (px->mode == PX_MODE_HTTP &&
+	    lf_check_use(e, SMP_USE_ALL & ~SMP_USE_L6REQ, err, sizeof(err)) < 0)
+		cfg_warning(px->conf_file, px->conf_line, "proxy '%s': an L6 sample fetch in an HTTP "
+		            "unique-id-format does not see the request as received (HAProxy "
+		            "warns that it is ignored).", px->name);
+	px->unique_id_fmt = e;
+	return 0;
+}
+
 static int proxy_check_one(struct proxy *px)
 {
 	int errors = 0;
@@ -1040,9 +1120,11 @@ static int proxy_check_one(struct proxy *px)
 	}
 	list_for_each_safe(pos, tmp, &px->use_backends)
 		errors += use_backend_resolve(px, list_elem(pos, struct use_backend_rule, list));
+	errors += unique_id_compile(px);
 	if (px->log_format) {
 		char err[512];
 
+		smp_cfg_origin_set(px->conf_file, px->conf_line, px);
 		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
 		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
 		    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
@@ -1074,14 +1156,98 @@ static int proxy_postparse(void)
 	struct list *pos, *tmp;
 	int errors = 0;
 
-	list_for_each_safe(pos, tmp, &proxies)
+	list_for_each_safe(pos, tmp, &proxies) {
 		errors += proxy_check_one(list_elem(pos, struct proxy, list));
+		/* what is compiled from now on belongs to no section line */
+		smp_cfg_origin_set(NULL, 0, NULL);
+	}
 	return errors;
 }
 
+/* The backend named by argument <i> of fetch <kw> (HAProxy's wording for
+ * its errors), or the expression's own proxy when the name is omitted. An
+ * omitted name with no known origin stays unresolved: the stream's backend
+ * of the moment. */
+static int resolve_be_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
+{
+	struct proxy *px = o->px;
+
+	if (a->text && *a->text) {
+		a->resolved = proxy_find(a->text, PX_CAP_BE);
+		if (a->resolved)
+			return 0;
+		cfg_alert(o->file, o->line, "unable to find backend '%s' referenced in arg %d of "
+		          "sample fetch keyword '%s'%s%s%s.", a->text, i + 1, kw,
+		          px ? " in proxy '" : "", px ? px->name : "", px ? "'" : "");
+		return 1;
+	}
+	if (!px)
+		return 0;
+	if (!(px->cap & PX_CAP_BE)) {
+		cfg_alert(o->file, o->line, "proxy '%s', referenced in arg %d of sample fetch "
+		          "keyword '%s', has not backend capability.", px->name, i + 1, kw);
+		return 1;
+	}
+	a->resolved = px;
+	return 0;
+}
+
+/* "[backend/]server": without a backend, a server of the expression's own
+ * proxy (whatever its side, as HAProxy looks it up). */
+static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
+{
+	const char *slash = a->text ? strchr(a->text, '/') : NULL;
+	const char *sname = slash ? slash + 1 : a->text;
+	struct proxy *be = o->px;
+
+	if (!sname)
+		return 0;
+	if (slash) {
+		char bname[256];
+
+		snprintf(bname, sizeof(bname), "%.*s", (int)(slash - a->text), a->text);
+		be = proxy_find(bname, PX_CAP_BE);
+		if (!be) {
+			cfg_alert(o->file, o->line, "unable to find proxy '%s' referenced in arg %d "
+			          "of sample fetch keyword '%s'.", bname, i + 1, kw);
+			return 1;
+		}
+	}
+	if (!be)
+		return 0;
+	a->resolved = server_find(be, sname);
+	if (a->resolved)
+		return 0;
+	cfg_alert(o->file, o->line, "unable to find server '%s' in proxy '%s', referenced in "
+	          "arg %d of sample fetch keyword '%s'.", sname, be->name, i + 1, kw);
+	return 1;
+}
+
+static int resolve_fetch_names(struct smp_args *args, const char *kw,
+                               const struct smp_origin *o, void *priv)
+{
+	int errors = 0;
+
+	for (int i = 0; i < args->n; i++) {
+		if (args->a[i].type == ARGT_BE)
+			errors += resolve_be_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_SRV)
+			errors += resolve_srv_arg(&args->a[i], i, kw, o);
+	}
+	return errors;
+}
+
+/* After every expression was compiled (unique-id-format is, at order 15) */
+static int proxy_resolve_names(void)
+{
+	return smp_resolve_names(resolve_fetch_names, NULL);
+}
+
 static struct cfg_post_hook proxy_post = { .fn = proxy_postparse, .order = 10 };
+static struct cfg_post_hook names_post = { .fn = proxy_resolve_names, .order = 40 };
 
 __attribute__((constructor)) static void proxy_register_post(void)
 {
 	cfg_register_post(&proxy_post);
+	cfg_register_post(&names_post);
 }

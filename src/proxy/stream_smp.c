@@ -41,12 +41,22 @@ static uint64_t now_ms(void)
 
 /* ---- sample context ---- */
 
+/* The backend of the moment: the chosen one, else a listen section itself
+ * (HAProxy's stream starts with its frontend as backend; a frontend alone
+ * has none: HAProxy refuses be_name & co in its request rules). */
+static struct proxy *cur_backend(const struct stream *s)
+{
+	if (s->be)
+		return s->be;
+	return (s->fe->cap & PX_CAP_BE) ? s->fe : NULL;
+}
+
 static struct proxy *arg_backend(const struct smp_ctx *ctx, const struct smp_arg *a)
 {
 	struct stream *s = ctx->owner;
 
 	if (!a)
-		return s->be;
+		return cur_backend(s);
 	if (a->resolved)
 		return a->resolved;
 	return a->text ? proxy_find(a->text, PX_CAP_BE) : NULL;
@@ -87,7 +97,7 @@ static int ops_name(const struct smp_ctx *ctx, enum smp_name_kind which, const c
 		*out = s->fe->name;
 		return 1;
 	case SMP_NAME_BE:
-		*out = s->be ? s->be->name : NULL;
+		*out = cur_backend(s) ? cur_backend(s)->name : NULL;
 		return *out != NULL;
 	case SMP_NAME_SRV:
 		*out = s->srv ? s->srv->name : NULL;
@@ -108,9 +118,9 @@ static int ops_id(const struct smp_ctx *ctx, enum smp_id_kind which, int64_t *ou
 		*out = s->fe->uuid;
 		return 1;
 	case SMP_ID_BE:
-		if (!s->be)
+		if (!cur_backend(s))
 			return 0;
-		*out = s->be->uuid;
+		*out = cur_backend(s)->uuid;
 		return 1;
 	case SMP_ID_SRV:
 		if (!s->srv)
@@ -293,10 +303,13 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 	c->vars[VAR_SCOPE_SESS] = &s->vars_sess;
 	c->vars[VAR_SCOPE_TXN] = &s->vars_txn;   /* TCP mode; HTTP: the txn's */
 	c->req_len = s->req.data;
-	c->req_data.ptr = buf_head(&s->req);
-	c->req_data.len = s->req.data;
-	if (!t)
+	if (!t) {
+		/* the raw request, for the layer-6 fetches: a TCP stream's only
+		 * (HAProxy's req.payload sees nothing of an HTTP request) */
+		c->req_data.ptr = buf_head(&s->req);
+		c->req_data.len = s->req.data;
 		return;
+	}
 	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
 		c->req = &t->req;
 	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
@@ -373,6 +386,10 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 
 	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
 	c.final = final;
+	/* no transaction yet on connection and session (unique-id has no
+	 * value there, as in HAProxy) */
+	if (set == ACT_TCP_REQ_CONN || set == ACT_TCP_REQ_SESS)
+		c.avail = SMP_AVAIL_TCP_SESS;
 	if (set == ACT_TCP_REQ_CONT) {
 		c.req_data.ptr = buf_head(&s->req);
 		c.req_data.len = s->req.data;
@@ -521,7 +538,9 @@ static int fetch_cap_res_ver(const struct smp_args *args, struct sample *smp, st
 
 static const struct smp_fetch_kw capture_fetches[] = {
 	{ "capture.req.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN },
-	{ "capture.res.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_TXN,
+	/* response captures exist once a response came (HAProxy refuses them
+	 * in request rules) */
+	{ "capture.res.hdr", fetch_cap_hdr, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_USE_HRSHP,
 	  (const void *)1 },
 	{ "capture.req.method", fetch_cap_reqline, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_TXN,
 	  (const void *)0 },

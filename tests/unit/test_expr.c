@@ -329,6 +329,43 @@ static void test_parser(void)
 		CHECK(e && smp_check_use(e->use, SMP_AVAIL_TCP_CONN, "path", err, sizeof(err)) < 0);
 		sample_expr_free(e);
 	}
+	/* HAProxy 2.6's choices, place by place */
+	{
+		static const struct { const char *expr; unsigned int avail; int ok; } t[] = {
+			{ "hdr(x)",             SMP_AVAIL_HTTP_REQ,  1 },
+			{ "hdr(x)",             SMP_AVAIL_HTTP_RES,  1 },
+			{ "hdr(x)",             SMP_AVAIL_LOG,       0 },
+			{ "hdr(x)",             SMP_AVAIL_TCP_SESS,  0 },
+			{ "hdr_cnt(x)",         SMP_AVAIL_HTTP_RES,  0 },
+			{ "req.hdr(x)",         SMP_AVAIL_HTTP_RES,  0 },
+			{ "fe_name",            SMP_AVAIL_TCP_CONN,  1 },
+			{ "so_id",              SMP_AVAIL_TCP_CONN,  1 },
+			{ "unique-id",          SMP_AVAIL_TCP_CONN,  1 },
+			{ "be_name",            SMP_AVAIL_HTTP_REQ,  0 },   /* a frontend's */
+			{ "be_name",            SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 1 },
+			{ "be_name",            SMP_AVAIL_SWITCH,    0 },
+			{ "be_name",            SMP_AVAIL_HTTP_RES,  1 },
+			{ "srv_name",           SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_HTTP_RES,  1 },
+			{ "capture.res.hdr(0)", SMP_AVAIL_LOG,       1 },
+			{ "capture.req.hdr(0)", SMP_AVAIL_TCP_SESS,  0 },
+			{ "capture.req.hdr(0)", SMP_AVAIL_LOG,       1 },
+			{ "method",             SMP_AVAIL_HTTP_RES,  1 },
+			{ "status",             SMP_AVAIL_HTTP_REQ | SMP_USE_BE, 0 },
+			{ "res.hdr(x)",         SMP_AVAIL_SWITCH,    0 },
+		};
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			struct sample_expr *e = sample_expr_parse(t[i].expr, NULL, err, sizeof(err));
+			int rc = e ? smp_check_use(e->use, t[i].avail, t[i].expr, err, sizeof(err)) : 9;
+
+			if ((rc == 0) != t[i].ok)
+				fprintf(stderr, "place check of %s: %d\n", t[i].expr, rc);
+			CHECK((rc == 0) == t[i].ok);
+			sample_expr_free(e);
+		}
+	}
 	/* stop at a character the caller handles (log-format "%[...]") */
 	{
 		const char *end = NULL;
@@ -582,10 +619,12 @@ static void test_fetch_http(void)
 		req_hdrs[2] = saved;
 	}
 
-	/* hdr() follows the direction of the context */
+	/* hdr() follows the direction of the context; hdr_cnt() is about the
+	 * request only, as in HAProxy 2.6 */
 	ctx.dir = SMP_DIR_RES;
 	EXPECT("hdr(set-cookie)", "ID=42; HttpOnly");
-	EXPECT("hdr_cnt(set-cookie)", "2");
+	EXPECT("hdr_cnt(set-cookie)", "0");
+	EXPECT("hdr_cnt(host)", "1");
 	ctx.dir = SMP_DIR_REQ;
 
 	/* absolute-form and special request targets */
@@ -1116,6 +1155,59 @@ static void test_conv_haproxy_compat(void)
 	EXPECT("int(-1),http_date", "Sun, 13 Jun 1141709097 06:26:07 GMT");
 }
 
+/* Backend and server names: kept with their origin until resolved. */
+static int names_seen;
+static const char *names_kws[8];
+static int names_lines[8];
+
+static int names_cb(struct smp_args *args, const char *kw, const struct smp_origin *o,
+                    void *priv)
+{
+	if (names_seen < 8) {
+		names_kws[names_seen] = kw;
+		names_lines[names_seen] = o->line;
+	}
+	names_seen++;
+	/* an omitted backend is an empty ARGT_BE argument */
+	if (!strcmp(kw, "nbsrv"))
+		CHECK(args->n == 1 && args->a[0].type == ARGT_BE && !args->a[0].text);
+	if (!strcmp(kw, "srv_conn"))
+		CHECK(args->n == 1 && args->a[0].type == ARGT_SRV &&
+		      !strcmp(args->a[0].text, "bk/s1"));
+	return (int)(intptr_t)priv;
+}
+
+static void test_names(void)
+{
+	struct sample_expr *a, *b, *c, *d;
+	char err[256];
+	int px;
+
+	smp_cfg_origin_set("f.cfg", 10, &px);
+	a = sample_expr_parse("nbsrv", NULL, err, sizeof(err));
+	smp_cfg_origin_set("f.cfg", 11, &px);
+	b = sample_expr_parse("src,lower", NULL, err, sizeof(err));   /* names nothing */
+	c = sample_expr_parse("srv_conn(bk/s1)", NULL, err, sizeof(err));
+	smp_cfg_origin_set("f.cfg", 12, &px);
+	d = sample_expr_parse("be_conn(other)", NULL, err, sizeof(err));
+	sample_expr_free(d);                                             /* forgotten */
+	smp_cfg_origin_set(NULL, 0, NULL);
+	CHECK(a && b && c);
+	CHECK(smp_resolve_names(names_cb, (void *)1) == 2);
+	CHECK(names_seen == 2);
+	CHECK(names_kws[0] && !strcmp(names_kws[0], "nbsrv") && names_lines[0] == 10);
+	CHECK(names_kws[1] && !strcmp(names_kws[1], "srv_conn") && names_lines[1] == 11);
+	/* once resolved, later expressions are not kept */
+	d = sample_expr_parse("queue(x)", NULL, err, sizeof(err));
+	CHECK(d && smp_resolve_names(names_cb, (void *)1) == 0 && names_seen == 2);
+	/* an omitted backend left unresolved is the stream's current one */
+	EXPECT("nbsrv", "0");
+	sample_expr_free(a);
+	sample_expr_free(b);
+	sample_expr_free(c);
+	sample_expr_free(d);
+}
+
 int main(void)
 {
 	setup();
@@ -1131,6 +1223,7 @@ int main(void)
 	test_conv_proto();
 	test_vars();
 	test_regex();
+	test_names();           /* last: it closes the list of names */
 	vars_prune(&sess_vars);
 	vars_prune(&txn_vars);
 	vars_prune(&req_vars);

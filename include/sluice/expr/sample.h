@@ -200,10 +200,10 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
  * a fetch whose bits are not all available fails without being called. */
 #define SMP_USE_INTRN   0x0001  /* internal state: always available */
 #define SMP_USE_L4CLI   0x0002  /* client connection: addresses, ports */
-#define SMP_USE_L5      0x0004  /* session: frontend, listener, sess vars */
+#define SMP_USE_L5      0x0004  /* frontend, listener: known from the accept */
 #define SMP_USE_BE      0x0008  /* a backend is chosen */
 #define SMP_USE_SRV     0x0010  /* a server is chosen */
-#define SMP_USE_TXN     0x0020  /* a transaction exists: txn vars, ids */
+#define SMP_USE_TXN     0x0020  /* a transaction exists: captures, ids */
 #define SMP_USE_L6REQ   0x0040  /* request buffer contents */
 #define SMP_USE_HRQHV   0x0080  /* request headers parsed */
 #define SMP_USE_HRQBO   0x0100  /* request body */
@@ -211,18 +211,28 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
 #define SMP_USE_HRSBO   0x0400  /* response body */
 #define SMP_USE_HRQHP   0x0800  /* request method, kept for the whole txn */
 #define SMP_USE_HRSHP   0x1000  /* response status, kept for the whole txn */
-#define SMP_USE_ALL     0x1fff
+#define SMP_USE_HDRS    0x2000  /* the headers of the side the rule set works
+                                 * on (hdr()): request or response */
+#define SMP_USE_ALL     0x3fff
 
-/* What each rule set may use (for smp_check_use() at configuration time) */
-#define SMP_AVAIL_TCP_CONN   (SMP_USE_INTRN | SMP_USE_L4CLI)
-#define SMP_AVAIL_TCP_SESS   (SMP_AVAIL_TCP_CONN | SMP_USE_L5)
+/* What each place may use (for smp_check_use() at configuration time),
+ * as HAProxy 2.6 decides it. The frontend and listener are known from the
+ * accept on; a transaction (and the request) from tcp-request content on.
+ * A backend is known in a backend's request rules, not in a frontend's
+ * (a listen section is both: add SMP_USE_BE there), nor when use_backend
+ * or unique-id-format run. Response rules see the response, the backend
+ * and the server, but not the request head: it was forwarded (only its
+ * method is kept). A log line is written once both heads were forwarded:
+ * only what the transaction keeps. */
+#define SMP_AVAIL_TCP_CONN   (SMP_USE_INTRN | SMP_USE_L4CLI | SMP_USE_L5)
+#define SMP_AVAIL_TCP_SESS   SMP_AVAIL_TCP_CONN
 #define SMP_AVAIL_TCP_CONT   (SMP_AVAIL_TCP_SESS | SMP_USE_TXN | SMP_USE_L6REQ | \
-                              SMP_USE_HRQHV | SMP_USE_HRQBO | SMP_USE_HRQHP)
-#define SMP_AVAIL_HTTP_REQ   (SMP_AVAIL_TCP_CONT | SMP_USE_BE)
-#define SMP_AVAIL_HTTP_RES   (SMP_AVAIL_HTTP_REQ | SMP_USE_SRV | SMP_USE_HRSHV | \
-                              SMP_USE_HRSBO | SMP_USE_HRSHP)
-/* A log line is written once the heads were forwarded: only what the
- * transaction keeps (HAProxy 2.6 refuses req.hdr() & co in log-format). */
+                              SMP_USE_HRQHV | SMP_USE_HRQBO | SMP_USE_HRQHP | SMP_USE_HDRS)
+#define SMP_AVAIL_HTTP_REQ   SMP_AVAIL_TCP_CONT
+#define SMP_AVAIL_SWITCH     SMP_AVAIL_TCP_CONT     /* use_backend, unique-id-format */
+#define SMP_AVAIL_HTTP_RES   (SMP_AVAIL_TCP_SESS | SMP_USE_BE | SMP_USE_SRV | SMP_USE_TXN | \
+                              SMP_USE_HRQHP | SMP_USE_HRSHV | SMP_USE_HRSBO | \
+                              SMP_USE_HRSHP | SMP_USE_HDRS)
 #define SMP_AVAIL_LOG        (SMP_AVAIL_TCP_SESS | SMP_USE_BE | SMP_USE_SRV | SMP_USE_TXN | \
                               SMP_USE_HRQHP | SMP_USE_HRSHP)
 
@@ -232,7 +242,7 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
 int smp_check_use(unsigned int use, unsigned int avail, const char *what,
                   char *err, size_t errlen);
 
-/* smp_ctx->dir: the side being evaluated (hdr(), cook() follow it) */
+/* smp_ctx->dir: the side being evaluated (hdr() follows it) */
 enum smp_dir { SMP_DIR_REQ = 0, SMP_DIR_RES = 1 };
 
 enum smp_addr_kind { SMP_ADDR_CLI_SRC, SMP_ADDR_CLI_DST, SMP_ADDR_SRV_SRC,
@@ -371,6 +381,14 @@ struct smp_conv_step {
 	struct smp_args args;
 };
 
+/* Where an expression was written (configuration time): see
+ * smp_cfg_origin_set(). <px> is the integrator's proxy, opaque here. */
+struct smp_origin {
+	const char *file;
+	int line;
+	void *px;
+};
+
 struct sample_expr {
 	const struct smp_fetch_kw *fetch;
 	struct smp_args fetch_args;
@@ -378,6 +396,10 @@ struct sample_expr {
 	struct smp_conv_step *conv;
 	enum smp_type out_type;      /* type of the last step */
 	unsigned int use;            /* SMP_USE_* of the fetch */
+	/* an expression whose fetch names a backend or a server waits in a
+	 * list until smp_resolve_names() (configuration time only) */
+	struct sample_expr *names_next, **names_pprev;
+	struct smp_origin origin;    /* .file is a copy, owned */
 };
 
 /* Parses the expression that starts at <str> (one configuration word). It
@@ -402,6 +424,26 @@ struct sample_expr *sample_expr_parse(const char *str, const char **end,
                                       char *err, size_t errlen);
 
 void sample_expr_free(struct sample_expr *expr);
+
+/* Backend and server names in fetch arguments are checked once every
+ * section was read (they may name a section defined further down), as in
+ * HAProxy: the parser keeps each expression whose fetch has an ARGT_BE or
+ * ARGT_SRV argument, with the origin last given to smp_cfg_origin_set();
+ * the integrator resolves their arguments (smp_arg->resolved) with
+ * smp_resolve_names(). An omitted optional backend argument is there as
+ * an ARGT_BE argument with an empty text: it means the proxy the
+ * expression belongs to (nbsrv in a backend counts that backend's
+ * servers); left unresolved (no origin), the stream's backend of the
+ * moment stands for it. An ARGT_SRV argument keeps its text as written,
+ * "[backend/]server". Configuration time only, one thread. */
+void smp_cfg_origin_set(const char *file, int line, void *px);
+void smp_cfg_origin_get(struct smp_origin *o);
+/* Calls <fn> on the fetch arguments of every expression kept so far (and
+ * not freed since), then forgets them; later expressions are not kept.
+ * Returns the sum of what <fn> returned (an error count). */
+int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
+                                const struct smp_origin *o, void *priv),
+                      void *priv);
 
 /* Evaluates <expr>: the fetch (with smp->opt as set by the caller) then the
  * converters. Returns 1 with the result in <smp>, or 0 (smp->flags may hold
