@@ -50,20 +50,6 @@
 #include <sluice/core/wdt.h>
 #include <sluice/proxy/proxy.h>
 
-/* These modules only register tables from constructors and export no
- * symbol, so nothing pulls them out of the fuzzers' archive: without them
- * there would be no `acl` keyword and no action. They are compiled in here
- * until each exports an anchor that its registry module references (as
- * the converter modules do for sample.c). TODO: drop once they do. */
-#include "../src/expr/acl_cfg.c"
-#include "../src/http/act_http.c"
-#undef REQ              /* act_misc.c gives them a meaning of its own */
-#undef RES
-#include "../src/http/act_misc.c"
-#include "../src/http/act_pat.c"
-#include "../src/http/act_reply.c"
-#include "../src/http/act_uri.c"
-
 #define FZ_DIR "/tmp/sluice-fuzz-cfg"
 
 /* Files the configurations may name (seeds use FZ_DIR/<name>). */

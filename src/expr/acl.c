@@ -10,6 +10,12 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/expr/acl.h>
 
+/* The `acl` configuration keyword registers from a constructor in
+ * acl_cfg.c; this reference links it wherever conditions are parsed, even
+ * from a static archive (the configuration fuzzer). */
+extern const int expr_acl_cfg_anchor;
+__attribute__((used)) static const int *const acl_cfg_anchor = &expr_acl_cfg_anchor;
+
 /* ACL keywords that are not plain fetches: "<base>_<method>" derivatives
  * (hdr_beg, path_end, urlp_reg...) and names with an implied method. When
  * converters follow, the implied method is ignored (manual 7.1). */

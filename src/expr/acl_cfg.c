@@ -17,6 +17,9 @@
 #include <sluice/expr/acl.h>
 #include <sluice/proxy/proxy.h>
 
+/* referenced by the registry module: see its anchor list */
+const int expr_acl_cfg_anchor;
+
 static int kw_acl(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen);
 
 static const struct cfg_kw acl_cfg_kws[] = {

@@ -26,6 +26,16 @@
 #include <sluice/proxy/stream.h>
 #include "act_int.h"
 
+/* The action modules register their tables from constructors and export
+ * nothing else: referencing them here links them into every program that
+ * parses rules, even from a static archive (the configuration fuzzer). */
+extern const int http_act_http_anchor, http_act_misc_anchor, http_act_pat_anchor,
+	http_act_reply_anchor, http_act_uri_anchor;
+__attribute__((used)) static const int *const act_anchors[] = {
+	&http_act_http_anchor, &http_act_misc_anchor, &http_act_pat_anchor,
+	&http_act_reply_anchor, &http_act_uri_anchor,
+};
+
 static int kw_http_rule(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_tcp_rule(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_inspect_delay(struct cfg_ctx *, char **, int, char *, size_t);

@@ -17,6 +17,9 @@
 #include <sluice/http/msgedit.h>
 #include "act_int.h"
 
+/* referenced by the registry module: see its anchor list */
+const int http_act_http_anchor;
+
 static int parse_hdr_fmt(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static int parse_del_hdr(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static int parse_replace_hdr(struct act_rule *, struct proxy *, char **, int, char *, size_t);

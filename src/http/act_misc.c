@@ -26,6 +26,9 @@
 #include <sluice/proxy/stream.h>
 #include "act_int.h"
 
+/* referenced by the registry module: see its anchor list */
+const int http_act_misc_anchor;
+
 static int parse_none(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static int parse_expect_proxy(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static int parse_switch_mode(struct act_rule *, struct proxy *, char **, int, char *, size_t);

@@ -18,6 +18,9 @@
 #include <sluice/proxy/proxy.h>
 #include "act_int.h"
 
+/* referenced by the registry module: see its anchor list */
+const int http_act_pat_anchor;
+
 static int parse_pat(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static enum act_verdict exec_pat(const struct act_rule *, struct act_env *);
 static void free_pat(void *);

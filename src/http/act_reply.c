@@ -26,6 +26,9 @@
 #include <sluice/proxy/stream.h>
 #include "act_int.h"
 
+/* referenced by the registry module: see its anchor list */
+const int http_act_reply_anchor;
+
 static int parse_reply(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static int parse_redirect(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static enum act_verdict exec_deny(const struct act_rule *, struct act_env *);

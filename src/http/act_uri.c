@@ -15,6 +15,9 @@
 #include <sluice/core/hexdigit.h>
 #include "act_int.h"
 
+/* referenced by the registry module: see its anchor list */
+const int http_act_uri_anchor;
+
 static int parse_normalize(struct act_rule *, struct proxy *, char **, int, char *, size_t);
 static enum act_verdict exec_normalize(const struct act_rule *, struct act_env *);
 
