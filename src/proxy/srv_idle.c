@@ -114,6 +114,11 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 		return -1;
 	}
 	conn_move(&ic->c, c, ic->task);
+	/* input may be waiting whose edge was already reported (a response
+	 * that filled the buffer exactly): no event would come for it, and
+	 * srv_idle_take() skips such a connection; let its task end it */
+	if (ic->c.flags & CONN_F_RD_READY)
+		task_wakeup(ic->task, TASK_WOKEN_IO);
 	ic->srv = srv;
 	ic->reqs = reqs;
 	list_insert(&l->head, &ic->list);
