@@ -32,13 +32,20 @@ build_helpers() {
 }
 
 # Starts sluice on $work/cfg (sl_pid), after removing a stats socket left by
-# an earlier run, and waits (bounded) for its stats socket.
+# an earlier run, and waits (bounded) until its stats socket answers: then
+# every listener is bound and the threads run (the socket file alone may
+# exist a moment before the frontends are bound). A sanitizer build on a
+# loaded machine may take seconds to get there.
 start_sluice() {
 	rm -f "$work/stats.sock"
 	"$sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
 	sl_pid=$!; pids="$pids $sl_pid"
 	i=0
-	while [ ! -S "$work/stats.sock" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+	until cli "show info" 2>/dev/null | grep -q '^CurrConns:'; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "FAIL: sluice did not start"; cat "$work/sluice.log"; exit 1; }
+		sleep 0.1
+	done
 }
 
 # Waits (bounded) until sluice counts no connection.

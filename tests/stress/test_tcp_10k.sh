@@ -47,9 +47,18 @@ frontend fe
 backend be
     server echo 127.0.0.1:$echo_port $srvopt
 CFG
+	rm -f "$work/stats.sock"
 	"$top/sluice" -d -f "$work/cfg" >"$work/sluice.log" 2>&1 &
 	sl_pid=$!; pids="$pids $sl_pid"
-	sleep 0.5
+	# listening once its stats socket answers (bounded: a sanitizer build
+	# on a loaded machine may take seconds to start)
+	i=0
+	until echo "show info" | socat -t 5 - "UNIX-CONNECT:$work/stats.sock" 2>/dev/null |
+	      grep -q '^CurrConns:'; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "FAIL ($mode): sluice did not start"; cat "$work/sluice.log"; exit 1; }
+		sleep 0.1
+	done
 	if ! "$bin/tcpload" client 127.0.0.1 "$fe_port" "$conns" 3 1024 90; then
 		echo "FAIL ($mode): not every connection completed"
 		fail=1

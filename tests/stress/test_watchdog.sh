@@ -26,7 +26,14 @@ fail=0
 
 "$top/sluice" -d -f "$work/cfg" 2>"$work/err" &
 pid=$!
-sleep 0.3
+# bounded wait for the stats socket (a sanitizer build on a loaded machine
+# may take seconds to start)
+i=0
+until cli "show info" 2>/dev/null | grep -q '^Pid:'; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || { echo "FAIL: sluice did not start"; cat "$work/err"; exit 1; }
+	sleep 0.1
+done
 out=$(cli "debug dev loop 100")
 echo "$out" | grep -q "Permission denied" || { echo "FAIL: debug dev without expert mode"; fail=1; }
 cli "expert-mode on; debug dev loop 300" | grep -q "looped for 300 ms" ||
@@ -35,6 +42,11 @@ kill -0 $pid || { echo "FAIL: died on a short loop"; fail=1; }
 grep -q watchdog "$work/err" && { echo "FAIL: watchdog fired on a 300 ms loop"; fail=1; }
 
 cli "expert-mode on; debug dev loop 6000 lock" >/dev/null
+# the watchdog must abort the process: wait for it, bounded (a process that
+# survived the loop would otherwise keep this test waiting forever)
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+kill -0 $pid 2>/dev/null && { echo "FAIL: still running 30 s after the stuck loop"; kill -KILL $pid; }
 wait $pid
 status=$?
 [ $status -eq 134 ] || { echo "FAIL: expected abort (134), got $status"; fail=1; }
