@@ -1,4 +1,4 @@
-# Shared by the HTTP stress tests (sourced, not run): paths, a scratch
+# Shared by the stress tests (sourced, not run): paths, a scratch
 # directory removed at exit with every process listed in $pids, failure
 # bookkeeping, free loopback ports, the stats socket, and the test helpers
 # built from tests/stress/*.c on demand.
