@@ -329,7 +329,7 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 		row_set(r, ST_SLIM, "%d", maxc);
 	row_set(r, ST_DRESP, "0");
 	row_u64(r, ST_ECON, atomic_load(&s->cnt.failed_conns));
-	row_set(r, ST_ERESP, "0");
+	row_u64(r, ST_ERESP, atomic_load(&s->cnt.failed_resp));
 	row_u64(r, ST_WRETR, atomic_load(&s->cnt.retries));
 	row_u64(r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
 	row_set(r, ST_STATUS, "%s", srv_status(s));
@@ -397,7 +397,7 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_u64(r, ST_DREQ, atomic_load(&be->be_cnt.denied_req));
 	row_set(r, ST_DRESP, "0");
 	row_u64(r, ST_ECON, atomic_load(&be->be_cnt.failed_conns));
-	row_set(r, ST_ERESP, "0");
+	row_u64(r, ST_ERESP, atomic_load(&be->be_cnt.failed_resp));
 	row_u64(r, ST_WRETR, atomic_load(&be->be_cnt.retries));
 	row_u64(r, ST_WREDIS, atomic_load(&be->be_cnt.redispatches));
 	row_set(r, ST_STATUS, "%s", act || bck ? "UP" : "DOWN");

@@ -777,6 +777,7 @@ void do_established(struct stream *s)
 
 	if (s->cli.flags & CONN_F_ERROR) {
 		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		CNT_INC(s->be->be_cnt.cli_aborts);
 		CNT_INC(s->srv->cnt.cli_aborts);
 		stream_abort(s, 'C', 'D');
 		return;

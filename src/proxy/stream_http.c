@@ -333,11 +333,15 @@ static void http_wait_req_run(struct stream *s)
 			s->st = SST_CLOSED;
 			return;
 		}
+		/* HAProxy 2.6 counts and logs an aborted request as a 400
+		 * (option dontlognull aside); a reset client gets nothing */
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cli_aborts);
+		CNT_INC(fe->fe_cnt.cum_req);
 		if (failed) {
 			stream_abort(s, 'C', 'R');
-			t->status = -1;
+			t->status = 400;
+			http_count_status(s, 400);
 			return;
 		}
 		http_reply_start(s, 400, NULL, 'C', 'R');
@@ -683,6 +687,16 @@ static int response_parsed(struct stream *s)
 	return 0;
 }
 
+/* A response that failed (invalid, missing, timed out, cut short) counts
+ * in eresp of the backend and of the server, as in HAProxy. */
+static void count_failed_resp(struct stream *s)
+{
+	if (s->be)
+		CNT_INC(s->be->be_cnt.failed_resp);
+	if (s->srv)
+		CNT_INC(s->srv->cnt.failed_resp);
+}
+
 /* Reads and parses the response head (server's, or sluice's own in the
  * response buffer). Returns 1 on progress, 0 when waiting, -1 on error
  * (term and reply decided). */
@@ -708,10 +722,7 @@ static int xfer_response_head(struct stream *s)
 		t->err_reason = err.reason;
 		if (!replied && http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
-		if (s->be)
-			CNT_INC(s->be->be_cnt.failed_resp);
-		if (s->srv)
-			CNT_INC(s->srv->cnt.failed_resp);
+		count_failed_resp(s);
 		t->flags |= TX_F_SRV_CLOSE;
 		if (replied || s->res_fwd)
 			return -1;
@@ -745,10 +756,7 @@ check_end:
 		if (s->res.data <= s->res_fwd && http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
-		if (s->be)
-			CNT_INC(s->be->be_cnt.srv_aborts);
-		if (s->srv)
-			CNT_INC(s->srv->cnt.failed_resp);
+		count_failed_resp(s);
 		if (s->res_fwd || (t->flags & TX_F_RES_STARTED))
 			return -1;
 		if (!(t->flags & TX_F_FIRST_REQ) && s->res.data == 0) {
@@ -761,6 +769,25 @@ check_end:
 		return 1;
 	}
 	return progress;
+}
+
+/* The server closed (FIN or reset) before the end of its response body:
+ * what arrived still goes to the client, then the client connection is
+ * closed, the only way HTTP/1.1 has to say "truncated" (RFC 9112 section
+ * 8), and the transaction is logged SD, as HAProxy does. Nothing more will
+ * come from the server, so its timeout no longer applies. */
+static void response_truncated(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	t->flags |= TX_F_RES_TRUNC | TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
+	t->err_reason = "server closed during the response body";
+	s->srv_exp = 0;
+	count_failed_resp(s);
+	if (s->be)
+		CNT_INC(s->be->be_cnt.srv_aborts);
+	if (s->srv)
+		CNT_INC(s->srv->cnt.srv_aborts);
 }
 
 static int xfer_response_body(struct stream *s)
@@ -786,6 +813,9 @@ static int xfer_response_body(struct stream *s)
 		t->err_reason = "invalid chunked response body";
 		return -1;
 	}
+	if (!(t->flags & (TX_F_REPLIED | TX_F_RES_TRUNC)) && !t->res_body.done &&
+	    (s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
+		response_truncated(s);
 	return progress;
 }
 
@@ -806,6 +836,24 @@ static int xfer_to_client(struct stream *s)
 }
 
 static void txn_end(struct stream *s);
+
+/* The client reset the connection, or shut its side before the end of the
+ * request body, which therefore can never complete: the transaction ends at
+ * once (no answer, both connections closed, the server slot released), as
+ * HAProxy does without `option abortonclose`. A client that leaves in the
+ * middle of its upload is in the data phase (CD), not waiting for the
+ * response head (CH). */
+static void client_aborted(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	CNT_INC(s->fe->fe_cnt.cli_aborts);
+	if (s->be)
+		CNT_INC(s->be->be_cnt.cli_aborts);
+	if (s->srv)
+		CNT_INC(s->srv->cnt.cli_aborts);
+	stream_abort(s, 'C', ((t->flags & TX_F_RES_GONE) || !t->req_body.done) ? 'D' : 'H');
+}
 
 static void switch_to_tunnel(struct stream *s)
 {
@@ -862,6 +910,10 @@ static void http_xfer(struct stream *s)
 			p |= rc;
 		}
 		p |= xfer_to_client(s);
+		if ((t->flags & TX_F_RES_TRUNC) && !s->res_fwd) {
+			stream_abort(s, 'S', 'D');
+			return;
+		}
 		if ((t->flags & TX_F_TUNNEL) && !s->res_fwd) {
 			switch_to_tunnel(s);
 			return;
@@ -874,14 +926,9 @@ static void http_xfer(struct stream *s)
 			break;
 		more = round == HTTP_FWD_ROUNDS - 1;
 	}
-	if (s->cli.flags & CONN_F_ERROR) {
-		CNT_INC(s->fe->fe_cnt.cli_aborts);
-		stream_abort(s, 'C', (t->flags & TX_F_RES_GONE) ? 'D' : 'H');
-		return;
-	}
-	if (!(t->flags & TX_F_REPLIED) && (s->sc.flags & CONN_F_ERROR) &&
-	    (t->flags & TX_F_RES_GONE)) {
-		stream_abort(s, 'S', 'D');
+	if ((s->cli.flags & CONN_F_ERROR) ||
+	    (!(t->flags & TX_F_REPLIED) && !t->req_body.done && (s->cli.flags & CONN_F_RD_SHUT))) {
+		client_aborted(s);
 		return;
 	}
 	if (s->cli_exp && now_ms() >= s->cli_exp && (s->res_fwd || !t->req_body.done)) {
@@ -893,8 +940,7 @@ static void http_xfer(struct stream *s)
 		if (!(t->flags & (TX_F_RES_GONE | TX_F_RES_STARTED)) && !s->res_fwd) {
 			if (http_l7_retry(s, RETRY_ON_RESP_TIMEOUT))
 				return;
-			if (s->srv)
-				CNT_INC(s->srv->cnt.failed_resp);
+			count_failed_resp(s);
 			http_reply_start(s, 504, NULL, 's', 'H');
 			return;
 		}

@@ -67,7 +67,9 @@ void http_log(struct stream *s)
 		return;
 	if (list_empty(&fe->logs) && !(lg && !list_empty(&global.logs)))
 		return;
-	if ((fe->options & PX_O_DONTLOGNULL) && !s->bytes_in && !s->bytes_out)
+	/* "null": the client sent nothing (an error page sluice sent to a
+	 * connection that never spoke does not make it a request) */
+	if ((fe->options & PX_O_DONTLOGNULL) && !s->bytes_in)
 		return;
 	if ((fe->options & PX_O_DONTLOG_NORMAL) && !err)
 		return;

@@ -47,6 +47,7 @@ struct http_reply;
 #define TX_F_TARPIT       0x0400  /* tarpitted: answer when timeout tarpit expires */
 #define TX_F_MONITOR      0x0800  /* monitor-uri request */
 #define TX_F_LOGGED       0x1000
+#define TX_F_RES_TRUNC    0x2000  /* the server closed before its body ended */
 
 /* One side's body transfer state. */
 struct txn_body {
