@@ -18,6 +18,7 @@
 #include <sluice/core/log.h>
 #include <sluice/expr/acl.h>
 #include <sluice/expr/pattern.h>
+#include <sluice/net/ssl_conf.h>
 #include <sluice/http/act.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
@@ -53,6 +54,7 @@ void cfg_free_bind_conf(struct bind_conf *bc)
 	free(bc->file);
 	free(bc->addr_str);
 	free(bc->name);
+	ssl_bind_conf_free(bc->ssl);
 	free(bc);
 }
 
@@ -64,6 +66,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->conf_file);
 	free(srv->addr_str);
 	free(srv->cookie);
+	ssl_srv_conf_free(srv->ssl);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
 	lock_destroy(&srv->queue.lock);
 	free(srv);

@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <sluice/core/sched.h>
 #include <sluice/net/conn.h>
+#include <sluice/net/tls.h>
 
 static void conn_io_cb(struct poll_handle *h, uint32_t ev)
 {
@@ -27,6 +28,13 @@ static void conn_io_cb(struct poll_handle *h, uint32_t ev)
 		c->flags |= CONN_F_RDHUP;
 	if (ev & EPOLLOUT)
 		c->flags |= CONN_F_WR_READY;
+	if (c->flags & (CONN_F_WR_WAITS_RD | CONN_F_RD_WAITS_WR)) {
+		/* TLS: a direction blocked on the other one (src/net/tls.c) */
+		if ((c->flags & CONN_F_WR_WAITS_RD) && (ev & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)))
+			c->flags = (c->flags & ~CONN_F_WR_WAITS_RD) | CONN_F_WR_READY;
+		if ((c->flags & CONN_F_RD_WAITS_WR) && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			c->flags = (c->flags & ~CONN_F_RD_WAITS_WR) | CONN_F_RD_READY;
+	}
 	if (ev & (EPOLLERR | EPOLLHUP))
 		c->flags |= CONN_F_RD_READY | CONN_F_WR_READY | CONN_F_HUP;
 	task_wakeup(c->task, TASK_WOKEN_IO);
@@ -40,6 +48,7 @@ void conn_init(struct conn *c, struct task *t)
 	c->flags = 0;
 	c->err = 0;
 	c->task = t;
+	c->ssl = NULL;
 }
 
 int conn_attach(struct conn *c, int fd)
@@ -61,6 +70,8 @@ void conn_close(struct conn *c)
 {
 	if (c->ph.fd < 0)
 		return;
+	if (c->ssl)
+		tls_free(c, !(c->flags & (CONN_F_ERROR | CONN_F_HUP)));
 	poller_fd_forget(c->ph.fd);
 	close(c->ph.fd);
 	c->ph.fd = -1;
@@ -95,13 +106,21 @@ void conn_move(struct conn *dst, struct conn *src, struct task *t)
 	dst->ph.owner = dst;
 	dst->task = t;
 	src->ph.fd = -1;
+	src->ssl = NULL;
 	poller_fd_set_owner(dst->ph.fd, &dst->ph);
 }
 
-int conn_adopt(struct conn *c, int fd, unsigned int flags)
+int conn_adopt(struct conn *c, int fd, unsigned int flags, struct ssl_st *ssl)
 {
-	if (!poller_fd_is_local(fd))
-		return conn_attach(c, fd);
+	c->ssl = ssl;
+	if (!poller_fd_is_local(fd)) {
+		if (conn_attach(c, fd) < 0) {
+			c->ssl = NULL;
+			return -1;
+		}
+		c->flags |= flags & CONN_F_CONNECTED;
+		return 0;
+	}
 	c->ph.fd = fd;
 	c->flags = (c->flags & (CONN_F_SRC_SET | CONN_F_DST_SET)) | flags;
 	poller_fd_set_owner(fd, &c->ph);
@@ -116,9 +135,10 @@ ssize_t conn_recv(struct conn *c, struct buffer *b)
 ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max)
 {
 	ssize_t n;
-
 	size_t room;
 
+	if (c->ssl)
+		return tls_recv(c, b, max);
 	buf_realign(b);
 	room = buf_room(b);
 	if (room > max)
@@ -159,6 +179,8 @@ ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max)
 	ssize_t n;
 	size_t len = max < b->data ? max : b->data;
 
+	if (c->ssl)
+		return tls_send(c, b, max);
 	if (!len)
 		return 0;
 	do {
@@ -184,6 +206,8 @@ void conn_shutw(struct conn *c)
 {
 	if (c->ph.fd < 0 || (c->flags & CONN_F_WR_SHUT))
 		return;
+	if (c->ssl)
+		tls_shutw(c);
 	shutdown(c->ph.fd, SHUT_WR);
 	c->flags |= CONN_F_WR_SHUT;
 }
@@ -219,9 +243,21 @@ int conn_connect_status(struct conn *c)
 	int err = 0;
 	socklen_t l = sizeof(err);
 
-	if (!(c->flags & (CONN_F_WR_READY | CONN_F_HUP)))
-		return EINPROGRESS;
-	if (getsockopt(c->ph.fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
-		return errno;
-	return err;
+	if (!(c->flags & CONN_F_CONNECTED)) {
+		if (!(c->flags & (CONN_F_WR_READY | CONN_F_HUP)))
+			return EINPROGRESS;
+		if (getsockopt(c->ph.fd, SOL_SOCKET, SO_ERROR, &err, &l) < 0)
+			return errno;
+		if (err)
+			return err;
+		c->flags |= CONN_F_CONNECTED;
+	}
+	/* over TLS, the handshake is part of connecting (as HAProxy: a
+	 * failed one is a connection error, retried, then 503) */
+	return c->ssl ? tls_handshake(c, 1) : 0;
+}
+
+int conn_handshake(struct conn *c)
+{
+	return c->ssl ? tls_handshake(c, 0) : 0;
 }

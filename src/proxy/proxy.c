@@ -16,6 +16,7 @@
 #include <sluice/expr/acl.h>
 #include <sluice/http/errors.h>
 #include <sluice/proxy/lb_hash.h>
+#include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -850,9 +851,9 @@ static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t err
 static int bind_unsupported(const char *o)
 {
 	static const char *const names[] = {
-		"ssl", "crt", "ca-file", "alpn", "npn", "tfo", "transparent",
+		"tfo", "transparent",
 		"interface", "namespace", "defer-accept", "mss",
-		"proto", "quic-cc-algo", "process", "nice", "ciphers", NULL
+		"proto", "quic-cc-algo", "process", "nice", NULL
 	};
 
 	for (int i = 0; names[i]; i++)
@@ -940,6 +941,12 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 				return -1;
 			}
 			continue;
+		}
+		switch (ssl_bind_parse_opt(bc, args, nargs, &i, err, errlen)) {
+		case 1:
+			continue;
+		case -1:
+			return -1;
 		}
 		if (bind_unsupported(o)) {
 			snprintf(err, errlen, "option '%s' is not supported by this version of sluice.", o);

@@ -111,6 +111,7 @@ void pendconn_init(struct pendconn *p, struct task *t)
 	list_init(&p->link);
 	p->task = t;
 	p->hfd = -1;
+	p->hssl = NULL;
 }
 
 /* ---- priority tree (red-black, intrusive; queue lock held) ---- */
@@ -501,6 +502,7 @@ static int queue_handover(struct server *srv, struct conn_offer *o)
 			p->hfd = o->fd;
 			p->hreqs = o->reqs;
 			p->hflags = o->flags;
+			p->hssl = o->ssl;
 			o->taken = 1;
 			o->taker_tid = p->task->tid;
 		}
@@ -558,6 +560,7 @@ int queue_add(struct pendconn *p, struct proxy *be, struct server *srv)
 	p->left_from = NULL;
 	p->slot_ns = 0;
 	p->hfd = -1;
+	p->hssl = NULL;
 	p->enq_ns = sched_now_ns();
 	lock_take(&q->lock);
 	if (srv && srv->maxqueue && atomic_load(&q->len) >= srv->maxqueue) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -46,6 +47,7 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->disabled_at_start = src->disabled_at_start;
 	dst->pool_max_conn = src->pool_max_conn;
 	dst->pool_purge_delay = src->pool_purge_delay;
+	ssl_srv_conf_copy(dst, src);
 }
 
 const char *srv_admin_name(int admin)
@@ -181,6 +183,12 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				s->pool_max_conn = (int)v;
 			}
 			continue;
+		}
+		switch (ssl_srv_parse_opt(s, args, nargs, &i, err, errlen)) {
+		case 1:
+			continue;
+		case -1:
+			return -1;
 		}
 		if (srv_kw_check_like(o, &takes_arg)) {
 			if (takes_arg) {

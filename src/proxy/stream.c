@@ -38,6 +38,8 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
+#include <sluice/net/ssl_conf.h>
+#include <sluice/net/tls.h>
 #include <sluice/net/proxy_proto.h>
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
@@ -91,6 +93,11 @@ void stream_log_fields_tcp(struct stream *s, struct log_fields *f)
 	if (s->srv)
 		f->srv = s->srv->addr.ss;
 	f->fe_name = s->fe->name;
+	if (s->cli.ssl) {
+		f->fe_ssl = 1;
+		f->ssl_version = SSL_get_version(s->cli.ssl);
+		f->ssl_cipher = SSL_get_cipher_name(s->cli.ssl);
+	}
 	f->be_name = s->be ? s->be->name : s->fe->name;
 	f->srv_name = s->srv ? s->srv->name : NULL;
 	f->accept_us = s->accept_us;
@@ -129,7 +136,7 @@ void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 
 /* Without `option tcplog` or `log-format`, HAProxy logs one line per
  * connection when it is accepted. */
-static struct lf_expr connect_fmt, connect_fmt_http;
+static struct lf_expr connect_fmt, connect_fmt_http, hs_err_fmt;
 static int connect_fmt_ready;
 
 static void stream_log_connect(struct stream *s)
@@ -149,6 +156,8 @@ static void stream_log_end(struct stream *s)
 		return;
 	stream_send_log(s, &s->fe->logfmt);
 }
+
+static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len);
 
 /* ---- life cycle ---- */
 
@@ -206,6 +215,12 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 		s->term[1] = 'R';
 		s->st = SST_CLOSED;
 	} else if (s->st != SST_PROXY_HDR) {
+		/* with a PROXY header, TLS starts after it */
+		if (stream_cli_xprt_start(s, NULL, 0) < 0) {
+			s->term[0] = 'R';
+			s->term[1] = 'R';
+			s->st = SST_CLOSED;
+		}
 		stream_log_connect(s);
 	}
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
@@ -328,7 +343,7 @@ void stream_free(struct stream *s)
 	 * %bc of its own log line */
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
-	if (!(s->http_flags & SF_HTTP))
+	if (!(s->http_flags & SF_HTTP) && !s->hs_failed)
 		stream_log_end(s);
 
 	stream_account_bytes(s);
@@ -372,6 +387,85 @@ void stream_abort(struct stream *s, char a, char b)
 		s->term[0] = a;
 		s->term[1] = b;
 	}
+	s->st = SST_CLOSED;
+}
+
+/* ---- the client connection's transport ---- */
+
+/* Puts the client connection under its listener's TLS, if any, and makes
+ * the stream wait for the handshake: nothing is analysed, no server is
+ * chosen before it completes. <early>: bytes already read that belong to
+ * the TLS stream. Returns 0, or -1 (no memory). */
+static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len)
+{
+	const struct ssl_bind_conf *c = s->lst->bc->ssl;
+
+	if (!c || !c->enabled)
+		return 0;
+	if (tls_conn_accept(&s->cli, c->def_ctx, early, len) < 0)
+		return -1;
+	s->after_hs = s->st;
+	s->st = SST_CLI_HANDSHAKE;
+	return 0;
+}
+
+/* A failed handshake is not a session: HAProxy logs one line of its own,
+ * "<client> [<date>] <frontend>/<bind>: <reason>", and nothing else. */
+static void stream_log_hs_error(struct stream *s, const char *reason)
+{
+	char line[1024], bind[32];
+	const char *bname = s->lst->bc->name;
+	size_t len;
+
+	if (s->fe->options & PX_O_DONTLOGNULL && !s->bytes_in)
+		return;
+	if (!bname) {
+		int n = 0;
+		struct list *pos, *tmp;
+
+		list_for_each_safe(pos, tmp, &s->fe->binds) {
+			n++;
+			if (list_elem(pos, struct bind_conf, list) == s->lst->bc)
+				break;
+		}
+		snprintf(bind, sizeof(bind), "%d", n);
+		bname = bind;
+	}
+	if (list_empty(&s->fe->logs) &&
+	    !((s->fe->options & PX_O_LOG_GLOBAL) && !list_empty(&global.logs)))
+		return;
+	len = stream_lf_render(s, &hs_err_fmt, line, sizeof(line));
+	len += (size_t)snprintf(line + len, sizeof(line) - len, "/%s: %s", bname, reason);
+	if (len >= sizeof(line))
+		len = sizeof(line) - 1;
+	if (!list_empty(&s->fe->logs))
+		log_send(&s->fe->logs, 6, "sluice", global.pid, line, len);
+	if (s->fe->options & PX_O_LOG_GLOBAL)
+		log_send(&global.logs, 6, "sluice", global.pid, line, len);
+}
+
+static void do_cli_handshake(struct stream *s)
+{
+	int rc = conn_handshake(&s->cli);
+	const char *why;
+
+	if (rc == 0) {
+		s->st = s->after_hs;
+		return;
+	}
+	if (rc == EINPROGRESS) {
+		if (!s->cli_exp || th_ctx->now_ms < s->cli_exp)
+			return;
+		why = "Timeout during SSL handshake";
+	} else if (rc == ECONNRESET) {
+		why = "Connection closed during SSL handshake";
+	} else if (rc == EPROTO) {
+		why = "SSL handshake failure";
+	} else {
+		why = "Connection error during SSL handshake";
+	}
+	stream_log_hs_error(s, why);
+	s->hs_failed = 1;
 	s->st = SST_CLOSED;
 }
 
@@ -422,12 +516,21 @@ static void do_proxy_hdr(struct stream *s)
 	}
 	buf_consume(&s->req, (size_t)n);
 	s->bytes_in -= (uint64_t)n;
+	s->st = (s->http_flags & SF_HTTP) ? SST_HTTP_WAIT_REQ : SST_ASSIGN;
+	if (s->lst->bc->ssl && s->lst->bc->ssl->enabled) {
+		/* what came after the header is the start of the TLS stream */
+		if (stream_cli_xprt_start(s, buf_head(&s->req), s->req.data) < 0) {
+			stream_abort(s, 'R', 'R');
+			return;
+		}
+		s->bytes_in -= s->req.data;
+		s->req.head = s->req.data = 0;
+	}
 	if (!pp.local) {
 		s->cli.src = pp.src;
 		s->cli.dst = pp.dst;
 		s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	}
-	s->st = (s->http_flags & SF_HTTP) ? SST_HTTP_WAIT_REQ : SST_ASSIGN;
 	stream_log_connect(s);
 }
 
@@ -625,6 +728,38 @@ static void connect_failed(struct stream *s, int timeout)
 	                                (uint64_t)s->be->timeout_connect : 1000);
 }
 
+static int srv_uses_tls(const struct server *srv)
+{
+	return srv->ssl && srv->ssl->enabled;
+}
+
+/* Puts the new server connection under TLS: the SNI expression evaluated
+ * on this stream, the thread's last session with this server offered for
+ * resumption. Returns 0 or -1. */
+static int stream_srv_tls_start(struct stream *s, struct server *srv, const void *pre,
+                                size_t prelen)
+{
+	struct ssl_srv_conf *c = srv->ssl;
+	char sni[256] = "";
+
+	if (c->sni) {
+		struct smp_ctx ctx;
+		struct sample smp;
+
+		stream_smp_ctx_init(s, &ctx, SMP_DIR_REQ);
+		memset(&smp, 0, sizeof(smp));
+		if (sample_expr_eval_as(c->sni, &ctx, SMP_T_STR, &smp) &&
+		    smp.data.str.len < sizeof(sni)) {
+			memcpy(sni, smp.data.str.ptr, smp.data.str.len);
+			sni[smp.data.str.len] = 0;
+		}
+	}
+	if (tls_conn_connect(&s->sc, c->ctx, sni, c->no_reuse ? NULL : c->sess[th_ctx->tid],
+	                     pre, prelen) < 0)
+		return -1;
+	return ssl_srv_prepare(srv, s->sc.ssl, sni);
+}
+
 void do_connect(struct stream *s)
 {
 	struct server *srv = s->srv;
@@ -643,17 +778,28 @@ void do_connect(struct stream *s)
 		connect_failed(s, 0);
 		return;
 	}
-	if (srv->send_proxy) {
+	if (srv->send_proxy || srv_uses_tls(srv)) {
 		uint8_t hdr[PP_V1_MAX + 256];
-		size_t len = srv->send_proxy == 2 ?
+		size_t len = !srv->send_proxy ? 0 : srv->send_proxy == 2 ?
 		             pp_build_v2(hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli)) :
 		             pp_build_v1((char *)hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli));
 
-		if (!len || buf_prepend(&s->req, hdr, len) < 0) {
+		if (srv->send_proxy && !len) {
 			stream_abort(s, 'P', 'C');
 			return;
 		}
-		s->req_fwd += len;
+		if (srv_uses_tls(srv)) {
+			/* the PROXY header goes in clear, before the handshake */
+			if (stream_srv_tls_start(s, srv, hdr, len) < 0) {
+				connect_failed(s, 0);
+				return;
+			}
+		} else if (buf_prepend(&s->req, hdr, len) < 0) {
+			stream_abort(s, 'P', 'C');
+			return;
+		} else {
+			s->req_fwd += len;
+		}
 	}
 	s->conn_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_connect);
 	s->st = SST_CONNECTING;
@@ -811,6 +957,7 @@ static uint64_t stream_expiry(const struct stream *s)
 {
 	switch (s->st) {
 	case SST_PROXY_HDR:
+	case SST_CLI_HANDSHAKE:
 		return s->cli_exp;
 	case SST_ASSIGN:
 		return s->conn_exp;   /* tcp-request inspect-delay */
@@ -842,6 +989,9 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 		switch (s->st) {
 		case SST_PROXY_HDR:
 			do_proxy_hdr(s);
+			break;
+		case SST_CLI_HANDSHAKE:
+			do_cli_handshake(s);
 			break;
 		case SST_ASSIGN:
 			do_assign(s);
@@ -1006,7 +1156,8 @@ static int stream_postparse(void)
 	if (lf_compile("Connect from %ci:%cp to %fi:%fp (%f/TCP)", &connect_fmt,
 	               err, sizeof(err)) < 0 ||
 	    lf_compile("Connect from %ci:%cp to %fi:%fp (%f/HTTP)", &connect_fmt_http,
-	               err, sizeof(err)) < 0) {
+	               err, sizeof(err)) < 0 ||
+	    lf_compile("%ci:%cp [%tr] %f", &hs_err_fmt, err, sizeof(err)) < 0) {
 		fprintf(stderr, "[ALERT] internal: connect log format: %s\n", err);
 		return 1;
 	}

@@ -1112,7 +1112,8 @@ void http_stream_release(struct stream *s)
 
 	/* no txn: the connection ended while idle (see http_idle_release()),
 	 * nothing to log, but its kept server connection goes to the pool */
-	if (t && !(t->flags & TX_F_LOGGED) && (t->req_first_ms || s->term[0] != '-')) {
+	if (t && !(t->flags & TX_F_LOGGED) && !s->hs_failed &&
+	    (t->req_first_ms || s->term[0] != '-')) {
 		if (s->be)
 			atomic_fetch_sub(&s->be->beconn, 1);
 		http_log(s);

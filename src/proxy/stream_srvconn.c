@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <openssl/ssl.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
@@ -181,8 +182,8 @@ void http_release_slot_offer(struct stream *s)
 	struct server *srv = s->srv;
 	/* an idle connection has room to write; if not, the taker's send
 	 * says EAGAIN and waits for the edge like any other */
-	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs,
-	                        .flags = CONN_F_WR_READY |
+	struct conn_offer o = { .fd = s->sc.ph.fd, .reqs = s->sc_reqs, .ssl = s->sc.ssl,
+	                        .flags = CONN_F_WR_READY | CONN_F_CONNECTED |
 	                                 (s->sc.flags & (CONN_F_RD_READY | CONN_F_RDHUP | CONN_F_HUP)) };
 
 	s->has_slot = 0;
@@ -197,7 +198,7 @@ void http_release_slot_offer(struct stream *s)
 			poller_fd_set_owner(o.fd, NULL);
 		else
 			poller_fd_del(o.fd);
-		conn_init(&s->sc, s->task);
+		conn_init(&s->sc, s->task);   /* the SSL went with it */
 		return;
 	}
 	atomic_fetch_sub(&srv->used_conns, 1);
@@ -220,11 +221,14 @@ int http_take_conn_mode(const struct stream *s)
 void http_adopt_handed_conn(struct stream *s, struct server *srv)
 {
 	int fd = s->pend.hfd;
+	struct ssl_st *ssl = s->pend.hssl;
 
 	s->pend.hfd = -1;
-	if (conn_is_open(&s->sc) || conn_adopt(&s->sc, fd, s->pend.hflags) < 0) {
+	s->pend.hssl = NULL;
+	if (conn_is_open(&s->sc) || conn_adopt(&s->sc, fd, s->pend.hflags, ssl) < 0) {
 		/* cannot happen (a queued stream keeps no connection), or the
 		 * poller refused it: the connection ends here */
+		SSL_free(ssl);
 		poller_fd_forget(fd);
 		close(fd);
 		atomic_fetch_sub(&srv->used_conns, 1);

@@ -86,7 +86,7 @@ static void test_move_and_park(void)
 
 	/* adopted on the same thread: no new registration, the kept event
 	 * reaches c at once, and c starts from the giver's flags */
-	CHECK(conn_adopt(&c, sp[0], CONN_F_WR_READY) == 0);
+	CHECK(conn_adopt(&c, sp[0], CONN_F_WR_READY, NULL) == 0);
 	CHECK(woken_io(tc));
 	CHECK(c.flags & CONN_F_RD_READY);
 	CHECK(c.flags & CONN_F_WR_READY);
@@ -129,7 +129,7 @@ static void test_cross_thread(void)
 
 	th_ctx = &thread_ctx[0];
 	CHECK(!poller_fd_is_local(sp[0]));
-	CHECK(conn_adopt(&taker, sp[0], CONN_F_WR_READY) == 0);
+	CHECK(conn_adopt(&taker, sp[0], CONN_F_WR_READY, NULL) == 0);
 	CHECK(poller_fd_is_local(sp[0]));
 	poke(sp[1]);
 	poll_all();

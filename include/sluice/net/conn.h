@@ -18,14 +18,20 @@
 #define CONN_F_SRC_SET    0x40   /* src holds the address (else: ask lazily) */
 #define CONN_F_RDHUP      0x100  /* peer's FIN announced by epoll: read until EOF */
 #define CONN_F_DST_SET    0x80   /* dst holds the address (else: ask lazily) */
+#define CONN_F_TLS_HS     0x200  /* TLS: handshake not complete */
+#define CONN_F_WR_WAITS_RD 0x400 /* TLS: the write side waits for input */
+#define CONN_F_RD_WAITS_WR 0x800 /* TLS: the read side waits for room to write */
+#define CONN_F_CONNECTED  0x1000 /* outgoing: the TCP connection is established */
 
 struct task;
+struct ssl_st;
 
 struct conn {
 	struct poll_handle ph;      /* ph.fd < 0 when closed */
 	unsigned int flags;
 	int err;                    /* errno of the failure */
 	struct task *task;          /* woken on I/O events */
+	struct ssl_st *ssl;         /* the TLS transport (src/net/tls.c), NULL: raw */
 	struct sockaddr_storage src;
 	struct sockaddr_storage dst;
 };
@@ -38,7 +44,8 @@ void conn_close(struct conn *c);
  * would block (clears RD_READY) or on error (sets ERROR). */
 ssize_t conn_recv(struct conn *c, struct buffer *b);
 ssize_t conn_send(struct conn *c, struct buffer *b);
-/* The same, reading at most <max> bytes / sending at most the first <max>. */
+/* The same, reading at most <max> bytes / sending at most the first <max>.
+ * Through TLS when c->ssl is set: the handshake runs inside these calls. */
 ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max);
 ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max);
 /* Moves an open connection to another struct conn of the same thread,
@@ -46,16 +53,22 @@ ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max);
  * table is re-pointed. */
 void conn_move(struct conn *dst, struct conn *src, struct task *t);
 /* Takes <fd>, an open connection another struct conn gave up (a server
- * connection handed over with a queue slot): re-pointed if this thread's
- * poller holds it, with the giver's readiness <flags> (CONN_F_*) and the
- * events that came since; registered like conn_attach() otherwise. */
-int conn_adopt(struct conn *c, int fd, unsigned int flags);
+ * connection handed over with a queue slot), with its TLS state <ssl> (or
+ * NULL): re-pointed if this thread's poller holds it, with the giver's
+ * readiness <flags> (CONN_F_*) and the events that came since; registered
+ * like conn_attach() otherwise. */
+int conn_adopt(struct conn *c, int fd, unsigned int flags, struct ssl_st *ssl);
 void conn_shutw(struct conn *c);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */
 int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len);
-/* After a connect: 0 if established, an errno otherwise (EINPROGRESS while
- * still pending). */
+/* Advances the transport's handshake on an accepted connection (TLS): 0
+ * once it is complete (at once on a raw socket), EINPROGRESS while it
+ * waits for the socket, or an errno: ECONNRESET (the peer closed), EPROTO
+ * (TLS failure), other socket errors. */
+int  conn_handshake(struct conn *c);
+/* After a connect: 0 if established (TLS handshake included), an errno
+ * otherwise (EINPROGRESS while still pending). */
 int  conn_connect_status(struct conn *c);
 
 /* The local address of an accepted (dst) or outgoing (src) connection,

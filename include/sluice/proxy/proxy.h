@@ -101,6 +101,8 @@ enum lb_algo {
 
 enum lb_hash_type { LB_HASH_MAP = 0, LB_HASH_CONSISTENT };
 
+struct ssl_bind_conf;
+
 struct bind_conf {
 	struct list list;           /* in proxy->binds */
 	struct proxy *fe;
@@ -120,6 +122,7 @@ struct bind_conf {
 	int is_cli;
 	int cli_level;
 	int mode_perm;              /* `mode 600` for unix sockets, -1 if unset */
+	struct ssl_bind_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
 };
 
 struct acl_cond;

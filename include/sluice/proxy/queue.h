@@ -80,15 +80,17 @@ struct pendconn {
 	int hfd;
 	int hreqs;
 	unsigned int hflags;
+	struct ssl_st *hssl;     /* its TLS state, NULL if raw */
 };
 
 /* An idle server connection offered with a released slot: the releaser
- * fills fd, reqs and flags; the hand-over sets taken and taker_tid once a
+ * fills fd, reqs, flags and ssl; the hand-over sets taken and taker_tid once a
  * waiter took it. */
 struct conn_offer {
 	int fd;
 	int reqs;
 	unsigned int flags;
+	struct ssl_st *ssl;
 	int taken;
 	int taker_tid;
 };

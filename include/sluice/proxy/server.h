@@ -17,6 +17,8 @@ enum srv_admin {
 
 #define SRV_WEIGHT_MAX 256
 
+struct ssl_srv_conf;
+
 struct server {
 	struct proxy *be;
 	char *name;
@@ -55,6 +57,7 @@ struct server {
 	_Atomic int idle_conns;  /* pooled connections that carried one request */
 	_Atomic int safe_conns;  /* pooled connections that carried more (display) */
 	int rr_static_pos;
+	struct ssl_srv_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
 };
 
 /* One more connection in use toward <s> (a new one or one taken back from

@@ -33,6 +33,7 @@ enum stream_state {
 	SST_HTTP_XFER,       /* HTTP: request and response moving */
 	SST_HTTP_TARPIT,     /* HTTP: tarpitted, answer at expiry */
 	SST_HTTP_LINGER,     /* HTTP: response sent, our FIN sent, draining input */
+	SST_CLI_HANDSHAKE,   /* client connection's transport handshake (TLS) */
 	SST_CLOSED,
 };
 
@@ -76,6 +77,8 @@ struct stream {
 	struct var_store vars_sess;    /* sess.* variables */
 	struct var_store vars_txn;     /* txn.* variables of a TCP stream (HTTP: the txn's) */
 	unsigned int http_flags;   /* SF_* below */
+	enum stream_state after_hs; /* state once the client handshake is done */
+	int hs_failed;             /* the client handshake failed: logged already */
 	int sc_reqs;               /* requests carried by the server connection */
 	struct server *sc_srv;     /* server of the kept server connection (idle
 	                            * between transactions), or NULL */

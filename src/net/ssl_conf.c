@@ -1,0 +1,1117 @@
+/* TLS configuration: the ssl options of `bind` and `server` lines, the
+ * global ssl-default-* settings, crt-base/ca-base, and the SSL_CTXs built
+ * from them once the whole configuration is read (a post-parse hook, so
+ * that errors name the bind or server line, and defaults given later in
+ * the global section still apply).
+ *
+ * Contexts. A bind line gets one SSL_CTX per certificate set (the
+ * certificates that serve the same names: an RSA and an ECDSA certificate
+ * for one name share a context and OpenSSL picks by the client's signature
+ * algorithms). The first one is the default; the servername callback
+ * switches to the context whose names match the SNI (exact, then one
+ * wildcard level); the names are searched linearly, which is fine for the
+ * handful of certificates a bind line usually has (a sorted table would be
+ * the next step for thousands).
+ * A server gets one client SSL_CTX; its last session per thread is kept
+ * for resumption (new-session callback, owner thread only, no lock).
+ * Everything here is built before the threads start and then only read.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/core/global.h>
+#include <sluice/core/sched.h>
+#include <sluice/expr/sample.h>
+#include <sluice/net/ssl_conf.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+
+int ssl_ex_idx_srv = -1;     /* SSL ex_data: the struct server */
+int ssl_ex_idx_verr = -1;    /* SSL ex_data: first verify errors (see below) */
+
+/* Process-wide settings of the global section (configuration time). */
+static struct {
+	char *crt_base, *ca_base;
+	char *bind_ciphers, *bind_ciphersuites, *bind_curves;
+	char *srv_ciphers, *srv_ciphersuites;
+	struct ssl_methods bind_m, srv_m;
+	int srv_verify_none;         /* ssl-server-verify none */
+	long cachesize, lifetime_s;
+	int maxrecord;
+} sslg = { .cachesize = 20000, .lifetime_s = 300 };
+
+/* ---------------------------------------------------------------- helpers */
+
+static char *path_with_base(const char *base, const char *p)
+{
+	char *out;
+
+	if (!base || p[0] == '/' || (p[0] == '@'))
+		return strdup(p);
+	if (asprintf(&out, "%s/%s", base, p) < 0)
+		return NULL;
+	return out;
+}
+
+static int parse_tls_ver(const char *s, int *v)
+{
+	static const struct { const char *name; int v; } tab[] = {
+		{ "SSLv3", SSL3_VERSION }, { "TLSv1.0", TLS1_VERSION },
+		{ "TLSv1.1", TLS1_1_VERSION }, { "TLSv1.2", TLS1_2_VERSION },
+		{ "TLSv1.3", TLS1_3_VERSION },
+	};
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (strcmp(s, tab[i].name) == 0) {
+			*v = tab[i].v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* no-sslv3, no-tlsv10..no-tlsv13, force-*, ssl-min-ver, ssl-max-ver,
+ * no-tls-tickets, prefer-client-ciphers: shared by bind, server and the
+ * ssl-default-*-options globals. Returns 1, 0 (not one), -1. */
+static int parse_method_opt(struct ssl_methods *m, char **args, int nargs, int *i,
+                            char *err, size_t errlen)
+{
+	static const struct { const char *suffix; int v; } vers[] = {
+		{ "sslv3", SSL3_VERSION }, { "tlsv10", TLS1_VERSION }, { "tlsv11", TLS1_1_VERSION },
+		{ "tlsv12", TLS1_2_VERSION }, { "tlsv13", TLS1_3_VERSION },
+	};
+	const char *o = args[*i];
+
+	if (!strcmp(o, "ssl-min-ver") || !strcmp(o, "ssl-max-ver")) {
+		int v;
+
+		if (*i + 1 >= nargs || parse_tls_ver(args[*i + 1], &v) < 0) {
+			snprintf(err, errlen, "'%s' expects one of SSLv3, TLSv1.0, TLSv1.1, "
+			         "TLSv1.2 or TLSv1.3.", o);
+			return -1;
+		}
+		(*i)++;
+		*(o[8] == 'i' ? &m->min_ver : &m->max_ver) = v;
+		return 1;
+	}
+	if (!strcmp(o, "no-tls-tickets")) {
+		m->no_tickets = 1;
+		return 1;
+	}
+	if (!strcmp(o, "prefer-client-ciphers")) {
+		m->prefer_client_ciphers = 1;
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(vers) / sizeof(vers[0]); k++) {
+		if (!strncmp(o, "no-", 3) && !strcmp(o + 3, vers[k].suffix)) {
+			m->no_mask |= 1u << (vers[k].v - SSL3_VERSION);
+			return 1;
+		}
+		if (!strncmp(o, "force-", 6) && !strcmp(o + 6, vers[k].suffix)) {
+			m->min_ver = m->max_ver = vers[k].v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* "h2,http/1.1" to ALPN's wire format. HTTP/2 is not spoken yet: "h2" is
+ * left out (with a warning), so that a client falls back to HTTP/1.1
+ * instead of negotiating a protocol nobody speaks. */
+static int parse_alpn(const char *list, const char *file, int line,
+                      unsigned char **out, size_t *outlen, char *err, size_t errlen)
+{
+	size_t len = strlen(list), w = 0;
+	unsigned char *buf = malloc(len + 1);
+	const char *p = list;
+
+	if (!buf)
+		return -1;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (!l || l > 255) {
+			free(buf);
+			snprintf(err, errlen, "invalid ALPN protocol list '%s'.", list);
+			return -1;
+		}
+		if (l == 2 && !memcmp(p, "h2", 2)) {
+			cfg_warning(file, line, "alpn: 'h2' is left out: HTTP/2 is not "
+			            "implemented yet; clients use http/1.1.");
+		} else {
+			buf[w++] = (unsigned char)l;
+			memcpy(buf + w, p, l);
+			w += l;
+		}
+		p += l + (e ? 1 : 0);
+	}
+	free(*out);
+	*out = w ? buf : NULL;
+	*outlen = w;
+	if (!w)
+		free(buf);
+	return 0;
+}
+
+/* "all" or a comma-separated list of X509_V_ERR_* numbers. */
+static int parse_ignore_err(const char *s, uint64_t bits[2], char *err, size_t errlen)
+{
+	if (!strcmp(s, "all")) {
+		bits[0] = bits[1] = ~0ULL;
+		return 0;
+	}
+	while (*s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 0 || v > 127 || (*end && *end != ',')) {
+			snprintf(err, errlen, "expects 'all' or a comma-separated list of "
+			         "error IDs (0 to 127).");
+			return -1;
+		}
+		bits[v / 64] |= 1ULL << (v % 64);
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int take_arg(char **args, int nargs, int *i, char **dst, const char *base,
+                    char *err, size_t errlen)
+{
+	if (*i + 1 >= nargs) {
+		snprintf(err, errlen, "'%s' expects an argument.", args[*i]);
+		return -1;
+	}
+	(*i)++;
+	free(*dst);
+	*dst = base ? path_with_base(base, args[*i]) : strdup(args[*i]);
+	return *dst ? 1 : -1;
+}
+
+/* ---------------------------------------------------------------- bind */
+
+static struct ssl_bind_conf *bind_ssl(struct bind_conf *bc)
+{
+	if (!bc->ssl)
+		bc->ssl = calloc(1, sizeof(*bc->ssl));
+	return bc->ssl;
+}
+
+int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
+                       char *err, size_t errlen)
+{
+	static const char *const known[] = {
+		"ssl", "crt", "crt-list", "ca-file", "crl-file", "verify", "alpn", "npn",
+		"ciphers", "ciphersuites", "curves", "ecdhe", "strict-sni", "ca-ignore-err",
+		"crt-ignore-err", "allow-0rtt", "ssl-min-ver", "ssl-max-ver", "no-tls-tickets",
+		"prefer-client-ciphers", "no-sslv3", "no-tlsv10", "no-tlsv11", "no-tlsv12",
+		"no-tlsv13", "force-sslv3", "force-tlsv10", "force-tlsv11", "force-tlsv12",
+		"force-tlsv13", "generate-certificates", "ca-sign-file", "ca-sign-pass",
+		"ca-verify-file", "no-ca-names", "tls-ticket-keys", "ssl_c_ca_dn", NULL
+	};
+	const char *o = args[*i];
+	struct ssl_bind_conf *c;
+	int k, rc;
+
+	for (k = 0; known[k] && strcmp(known[k], o); k++)
+		;
+	if (!known[k])
+		return 0;
+	if (bc->is_cli) {
+		snprintf(err, errlen, "'%s' is not supported on a stats socket yet.", o);
+		return -1;
+	}
+	if (!(c = bind_ssl(bc)))
+		return -1;
+	if (!strcmp(o, "ssl")) {
+		c->enabled = 1;
+		return 1;
+	}
+	if (!strcmp(o, "crt")) {
+		char *p = NULL;
+
+		if (take_arg(args, nargs, i, &p, sslg.crt_base, err, errlen) < 0)
+			return -1;
+		c->crt = realloc(c->crt, sizeof(*c->crt) * (size_t)(c->ncrt + 1));
+		c->crt[c->ncrt++] = p;
+		return 1;
+	}
+	if (!strcmp(o, "ca-file"))
+		return take_arg(args, nargs, i, &c->ca_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "crl-file"))
+		return take_arg(args, nargs, i, &c->crl_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "ciphers"))
+		return take_arg(args, nargs, i, &c->ciphers, NULL, err, errlen);
+	if (!strcmp(o, "ciphersuites"))
+		return take_arg(args, nargs, i, &c->ciphersuites, NULL, err, errlen);
+	if (!strcmp(o, "curves"))
+		return take_arg(args, nargs, i, &c->curves, NULL, err, errlen);
+	if (!strcmp(o, "ecdhe"))
+		return take_arg(args, nargs, i, &c->ecdhe, NULL, err, errlen);
+	if (!strcmp(o, "strict-sni")) {
+		c->strict_sni = 1;
+		return 1;
+	}
+	if (!strcmp(o, "allow-0rtt")) {
+		/* early data is refused: a client retries it in the handshake */
+		return 1;
+	}
+	if (!strcmp(o, "verify")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required'.");
+			return -1;
+		}
+		o = args[++*i];
+		if (!strcmp(o, "none"))
+			c->verify = SSL_VFY_NONE;
+		else if (!strcmp(o, "optional"))
+			c->verify = SSL_VFY_OPTIONAL;
+		else if (!strcmp(o, "required"))
+			c->verify = SSL_VFY_REQUIRED;
+		else {
+			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required', "
+			         "got '%s'.", o);
+			return -1;
+		}
+		return 1;
+	}
+	if (!strcmp(o, "alpn")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'alpn' expects a comma-separated list of protocols.");
+			return -1;
+		}
+		++*i;
+		return parse_alpn(args[*i], bc->file, bc->line, &c->alpn, &c->alpn_len,
+		                  err, errlen) < 0 ? -1 : 1;
+	}
+	if (!strcmp(o, "ca-ignore-err") || !strcmp(o, "crt-ignore-err")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'%s' expects 'all' or a list of error IDs.", o);
+			return -1;
+		}
+		++*i;
+		return parse_ignore_err(args[*i], o[1] == 'a' ? c->ca_ignore : c->crt_ignore,
+		                        err, errlen) < 0 ? -1 : 1;
+	}
+	rc = parse_method_opt(&c->m, args, nargs, i, err, errlen);
+	if (rc)
+		return rc;
+	snprintf(err, errlen, "option '%s' is not supported by this version of sluice.", o);
+	return -1;
+}
+
+void ssl_bind_conf_free(struct ssl_bind_conf *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->ncrt; i++)
+		free(c->crt[i]);
+	free(c->crt);
+	for (int i = 0; i < c->nsni; i++) {
+		SSL_CTX_free(c->sni[i].ctx);
+		for (int j = 0; j < c->sni[i].nnames; j++)
+			free(c->sni[i].names[j]);
+		free(c->sni[i].names);
+	}
+	free(c->sni);
+	free(c->ca_file);
+	free(c->crl_file);
+	free(c->alpn);
+	free(c->ciphers);
+	free(c->ciphersuites);
+	free(c->curves);
+	free(c->ecdhe);
+	free(c);
+}
+
+/* ---------------------------------------------------------------- server */
+
+static struct ssl_srv_conf *srv_ssl(struct server *s)
+{
+	if (!s->ssl)
+		s->ssl = calloc(1, sizeof(*s->ssl));
+	return s->ssl;
+}
+
+int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
+                      char *err, size_t errlen)
+{
+	static const char *const known[] = {
+		"ssl", "no-ssl", "verify", "ca-file", "crl-file", "crt", "sni", "alpn", "npn",
+		"ciphers", "ciphersuites", "ssl-min-ver", "ssl-max-ver", "no-ssl-reuse",
+		"ssl-reuse", "verifyhost", "no-tls-tickets", "tls-tickets", "no-sslv3",
+		"no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13", "force-sslv3",
+		"force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13",
+		"check-ssl", "check-sni", "check-alpn", "no-check-ssl", "allow-0rtt",
+		"send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "curves", "sigalgs",
+		"client-sigalgs", NULL
+	};
+	const char *o = args[*i];
+	struct ssl_srv_conf *c;
+	int k, rc;
+
+	for (k = 0; known[k] && strcmp(known[k], o); k++)
+		;
+	if (!known[k])
+		return 0;
+	if (!(c = srv_ssl(srv)))
+		return -1;
+	if (!strcmp(o, "ssl") || !strcmp(o, "no-ssl")) {
+		c->enabled = o[0] == 's';
+		return 1;
+	}
+	if (!strcmp(o, "verify")) {
+		if (*i + 1 >= nargs || (strcmp(args[*i + 1], "none") && strcmp(args[*i + 1], "required"))) {
+			snprintf(err, errlen, "'verify' expects 'none' or 'required'.");
+			return -1;
+		}
+		c->verify = args[++*i][0] == 'n' ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
+		return 1;
+	}
+	if (!strcmp(o, "ca-file"))
+		return take_arg(args, nargs, i, &c->ca_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "crl-file"))
+		return take_arg(args, nargs, i, &c->crl_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "crt"))
+		return take_arg(args, nargs, i, &c->crt, sslg.crt_base, err, errlen);
+	if (!strcmp(o, "ciphers"))
+		return take_arg(args, nargs, i, &c->ciphers, NULL, err, errlen);
+	if (!strcmp(o, "ciphersuites"))
+		return take_arg(args, nargs, i, &c->ciphersuites, NULL, err, errlen);
+	if (!strcmp(o, "verifyhost"))
+		return take_arg(args, nargs, i, &c->verifyhost, NULL, err, errlen);
+	if (!strcmp(o, "no-ssl-reuse") || !strcmp(o, "ssl-reuse")) {
+		c->no_reuse = o[0] == 'n';
+		return 1;
+	}
+	if (!strcmp(o, "tls-tickets")) {
+		c->m.no_tickets = 0;
+		return 1;
+	}
+	if (!strcmp(o, "sni")) {
+		if (take_arg(args, nargs, i, &c->sni_text, NULL, err, errlen) < 0)
+			return -1;
+		sample_expr_free(c->sni);
+		c->sni = sample_expr_parse(c->sni_text, NULL, err, errlen);
+		return c->sni ? 1 : -1;
+	}
+	if (!strcmp(o, "alpn")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'alpn' expects a comma-separated list of protocols.");
+			return -1;
+		}
+		++*i;
+		return parse_alpn(args[*i], srv->conf_file, srv->conf_line, &c->alpn,
+		                  &c->alpn_len, err, errlen) < 0 ? -1 : 1;
+	}
+	rc = parse_method_opt(&c->m, args, nargs, i, err, errlen);
+	if (rc)
+		return rc;
+	snprintf(err, errlen, "'%s' is not supported by this version of sluice.", o);
+	return -1;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void ssl_srv_conf_copy(struct server *dst, const struct server *src)
+{
+	const struct ssl_srv_conf *s = src->ssl;
+	struct ssl_srv_conf *d;
+	char err[256];
+
+	if (!s || !(d = srv_ssl(dst)))
+		return;
+	d->enabled = s->enabled;
+	d->verify = s->verify;
+	d->ca_file = dup_or_null(s->ca_file);
+	d->crl_file = dup_or_null(s->crl_file);
+	d->crt = dup_or_null(s->crt);
+	d->verifyhost = dup_or_null(s->verifyhost);
+	d->ciphers = dup_or_null(s->ciphers);
+	d->ciphersuites = dup_or_null(s->ciphersuites);
+	d->sni_text = dup_or_null(s->sni_text);
+	if (d->sni_text)
+		d->sni = sample_expr_parse(d->sni_text, NULL, err, sizeof(err));
+	if (s->alpn && (d->alpn = malloc(s->alpn_len))) {
+		memcpy(d->alpn, s->alpn, s->alpn_len);
+		d->alpn_len = s->alpn_len;
+	}
+	d->no_reuse = s->no_reuse;
+	d->m = s->m;
+}
+
+void ssl_srv_conf_free(struct ssl_srv_conf *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < MAX_THREADS; i++)
+		SSL_SESSION_free(c->sess[i]);
+	SSL_CTX_free(c->ctx);
+	sample_expr_free(c->sni);
+	free(c->sni_text);
+	free(c->ca_file);
+	free(c->crl_file);
+	free(c->crt);
+	free(c->verifyhost);
+	free(c->ciphers);
+	free(c->ciphersuites);
+	free(c->alpn);
+	free(c);
+}
+
+/* --------------------------------------------------------------- globals */
+
+static int kw_ssl_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	static const struct { const char *kw; char **dst; } tab[] = {
+		{ "crt-base", &sslg.crt_base }, { "ca-base", &sslg.ca_base },
+		{ "ssl-default-bind-ciphers", &sslg.bind_ciphers },
+		{ "ssl-default-bind-ciphersuites", &sslg.bind_ciphersuites },
+		{ "ssl-default-bind-curves", &sslg.bind_curves },
+		{ "ssl-default-server-ciphers", &sslg.srv_ciphers },
+		{ "ssl-default-server-ciphersuites", &sslg.srv_ciphersuites },
+	};
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects one argument.", args[0]);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (!strcmp(args[0], tab[i].kw)) {
+			free(*tab[i].dst);
+			*tab[i].dst = strdup(args[1]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int kw_ssl_default_options(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                                  size_t errlen)
+{
+	struct ssl_methods *m = strstr(args[0], "bind") ? &sslg.bind_m : &sslg.srv_m;
+
+	for (int i = 1; i < nargs; i++) {
+		int rc = parse_method_opt(m, args, nargs, &i, err, errlen);
+
+		if (rc < 0)
+			return -1;
+		if (!rc) {
+			snprintf(err, errlen, "unknown option '%s'.", args[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int kw_ssl_server_verify(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                                size_t errlen)
+{
+	if (nargs != 2 || (strcmp(args[1], "none") && strcmp(args[1], "required"))) {
+		snprintf(err, errlen, "'ssl-server-verify' expects 'none' or 'required'.");
+		return -1;
+	}
+	sslg.srv_verify_none = args[1][0] == 'n';
+	return 0;
+}
+
+static int kw_ssl_tune_int(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+	int ms;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects one argument.", args[0]);
+		return -1;
+	}
+	if (!strcmp(args[0], "tune.ssl.lifetime")) {
+		if (cfg_parse_time_ms(args[1], &ms, err, errlen) < 0)
+			return -1;
+		sslg.lifetime_s = ms / 1000;
+		return 0;
+	}
+	if (cfg_parse_uint(args[1], 1L << 30, &v, err, errlen) < 0)
+		return -1;
+	if (!strcmp(args[0], "tune.ssl.cachesize"))
+		sslg.cachesize = v;
+	else if (!strcmp(args[0], "tune.ssl.maxrecord"))
+		sslg.maxrecord = (int)v;
+	/* tune.ssl.default-dh-param: OpenSSL 3 picks DH parameters matching
+	 * the certificate (SSL_CTX_set_dh_auto); tune.ssl.capture-buffer-size
+	 * sizes captures sluice does not make yet */
+	return 0;
+}
+
+static int kw_ssl_ignored(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static const struct cfg_kw ssl_cfg_kws[] = {
+	{ "crt-base",                        NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ca-base",                         NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-bind-ciphers",        NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-bind-ciphersuites",   NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-bind-curves",         NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-server-ciphers",      NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-server-ciphersuites", NULL, CFG_SEC_GLOBAL, kw_ssl_string },
+	{ "ssl-default-bind-options",        NULL, CFG_SEC_GLOBAL, kw_ssl_default_options },
+	{ "ssl-default-server-options",      NULL, CFG_SEC_GLOBAL, kw_ssl_default_options },
+	{ "ssl-server-verify",               NULL, CFG_SEC_GLOBAL, kw_ssl_server_verify },
+	{ "tune.ssl.cachesize",              NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "tune.ssl.lifetime",               NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "tune.ssl.maxrecord",              NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "tune.ssl.default-dh-param",       NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "tune.ssl.capture-buffer-size",    NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "tune.ssl.capture-cipherlist-size", NULL, CFG_SEC_GLOBAL, kw_ssl_tune_int },
+	{ "ssl-load-extra-files",            NULL, CFG_SEC_GLOBAL, kw_ssl_ignored },
+	{ NULL }
+};
+CFG_REGISTER(ssl_cfg_kws)
+
+/* ---------------------------------------------------------- SSL_CTX set-up */
+
+static int ssl_err(char *err, size_t errlen, const char *what)
+{
+	unsigned long e = ERR_peek_last_error();
+	const char *r = e ? ERR_reason_error_string(e) : NULL;
+
+	int n = snprintf(err, errlen, "%.*s", (int)(errlen > 1 ? errlen - 1 : 0), what);
+
+	if (n >= 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - (size_t)n, "%s%s.", r ? ": " : "", r ? r : "");
+	ERR_clear_error();
+	return -1;
+}
+
+/* What binds and servers share: versions, ciphers, modes, options. */
+static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct ssl_methods *def,
+                      const char *ciphers, const char *suites, const char *curves,
+                      int is_bind, char *err, size_t errlen)
+{
+	static const long no_opt[] = { SSL_OP_NO_SSLv3, SSL_OP_NO_TLSv1, SSL_OP_NO_TLSv1_1,
+	                               SSL_OP_NO_TLSv1_2, SSL_OP_NO_TLSv1_3 };
+	unsigned int no_mask = own->no_mask | def->no_mask;
+	int min = own->min_ver ? own->min_ver : def->min_ver;
+	int max = own->max_ver ? own->max_ver : def->max_ver;
+	uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF |
+	                SSL_OP_NO_COMPRESSION;
+
+	if (is_bind && !min)
+		min = TLS1_2_VERSION;   /* HAProxy's default since 2.2 */
+	if (own->no_tickets || def->no_tickets)
+		opts |= SSL_OP_NO_TICKET;
+	if (is_bind && !own->prefer_client_ciphers && !def->prefer_client_ciphers)
+		opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
+	for (int v = 0; v < 5; v++)
+		if (no_mask & (1u << v))
+			opts |= (uint64_t)no_opt[v];
+	SSL_CTX_set_options(ctx, opts);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+	                      SSL_MODE_RELEASE_BUFFERS);
+	if ((min && !SSL_CTX_set_min_proto_version(ctx, min)) ||
+	    (max && !SSL_CTX_set_max_proto_version(ctx, max)))
+		return ssl_err(err, errlen, "unsupported TLS version range");
+	if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers))
+		return ssl_err(err, errlen, "unable to set the cipher list");
+	if (suites && !SSL_CTX_set_ciphersuites(ctx, suites))
+		return ssl_err(err, errlen, "unable to set the TLS 1.3 cipher suites");
+	if (curves && !SSL_CTX_set1_groups_list(ctx, curves))
+		return ssl_err(err, errlen, "unable to set the curves list");
+	if (sslg.maxrecord)
+		SSL_CTX_set_max_send_fragment(ctx, sslg.maxrecord < 512 ? 512 :
+		                              sslg.maxrecord > 16384 ? 16384 : sslg.maxrecord);
+	return 0;
+}
+
+static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
+                       char *err, size_t errlen)
+{
+	char what[512];
+
+	if (ca_file && !strcmp(ca_file, "@system-ca")) {
+		if (!SSL_CTX_set_default_verify_paths(ctx))
+			return ssl_err(err, errlen, "unable to load the system CA certificates");
+	} else if (ca_file && !SSL_CTX_load_verify_locations(ctx, ca_file, NULL)) {
+		snprintf(what, sizeof(what), "unable to load CA file '%s'", ca_file);
+		return ssl_err(err, errlen, what);
+	}
+	if (crl_file) {
+		X509_STORE *st = SSL_CTX_get_cert_store(ctx);
+		X509_LOOKUP *lk = X509_STORE_add_lookup(st, X509_LOOKUP_file());
+
+		if (!lk || X509_load_crl_file(lk, crl_file, X509_FILETYPE_PEM) <= 0) {
+			snprintf(what, sizeof(what), "unable to load CRL file '%s'", crl_file);
+			return ssl_err(err, errlen, what);
+		}
+		X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
+	}
+	return 0;
+}
+
+/* The first verification errors of a connection, kept in SSL ex_data as
+ * ((ca_err + 1) << 16 | (crt_err + 1)): ssl_c_ca_err / ssl_c_err. */
+static void note_verify_err(SSL *ssl, int depth, int e)
+{
+	uintptr_t v = (uintptr_t)SSL_get_ex_data(ssl, ssl_ex_idx_verr);
+
+	if (depth && !(v >> 16))
+		v |= (uintptr_t)(e + 1) << 16;
+	else if (!depth && !(v & 0xffff))
+		v |= (uintptr_t)(e + 1);
+	SSL_set_ex_data(ssl, ssl_ex_idx_verr, (void *)v);
+}
+
+static int bind_verify_cb(int ok, X509_STORE_CTX *xs)
+{
+	SSL *ssl = X509_STORE_CTX_get_ex_data(xs, SSL_get_ex_data_X509_STORE_CTX_idx());
+	const struct ssl_bind_conf *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	int e = X509_STORE_CTX_get_error(xs), depth = X509_STORE_CTX_get_error_depth(xs);
+	const uint64_t *ign;
+
+	if (ok)
+		return 1;
+	note_verify_err(ssl, depth, e);
+	ign = depth ? c->ca_ignore : c->crt_ignore;
+	if (e >= 0 && e < 128 && (ign[e / 64] & (1ULL << (e % 64)))) {
+		ERR_clear_error();
+		return 1;
+	}
+	return 0;
+}
+
+static int bind_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                        const unsigned char *in, unsigned int inlen, void *arg)
+{
+	const struct ssl_bind_conf *c = arg;
+	unsigned char *o;
+
+	if (!c->alpn ||
+	    SSL_select_next_proto(&o, outlen, c->alpn, (unsigned int)c->alpn_len, in, inlen) !=
+	    OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_NOACK;
+	*out = o;
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static struct ssl_sni_ctx *sni_find(const struct ssl_bind_conf *c, const char *name)
+{
+	for (int i = 0; i < c->nsni; i++)
+		for (int j = 0; j < c->sni[i].nnames; j++)
+			if (!strcasecmp(c->sni[i].names[j], name))
+				return &c->sni[i];
+	return NULL;
+}
+
+/* Servername callback: the certificate context matching the SNI, exact
+ * name first, then a wildcard one level up. */
+static int bind_sni_cb(SSL *ssl, int *al, void *arg)
+{
+	const struct ssl_bind_conf *c = arg;
+	const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	struct ssl_sni_ctx *sc = NULL;
+	char wild[256];
+
+	if (name && *name) {
+		sc = sni_find(c, name);
+		if (!sc) {
+			const char *dot = strchr(name, '.');
+
+			if (dot && snprintf(wild, sizeof(wild), "*%s", dot) < (int)sizeof(wild))
+				sc = sni_find(c, wild);
+		}
+	}
+	if (!sc) {
+		if (c->strict_sni) {
+			*al = SSL_AD_UNRECOGNIZED_NAME;
+			return SSL_TLSEXT_ERR_ALERT_FATAL;
+		}
+		return SSL_TLSEXT_ERR_OK;   /* the default certificate */
+	}
+	if (sc->ctx != SSL_get_SSL_CTX(ssl))
+		SSL_set_SSL_CTX(ssl, sc->ctx);
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
+{
+	struct ssl_bind_conf *c = bc->ssl;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	static const unsigned char sid[] = "sluice";
+
+	if (!ctx) {
+		ssl_err(err, errlen, "cannot create a TLS context");
+		return NULL;
+	}
+	if (ctx_common(ctx, &c->m, &sslg.bind_m, c->ciphers ? c->ciphers : sslg.bind_ciphers,
+	               c->ciphersuites ? c->ciphersuites : sslg.bind_ciphersuites,
+	               c->ecdhe ? c->ecdhe : c->curves ? c->curves : sslg.bind_curves, 1,
+	               err, errlen) < 0)
+		goto fail;
+	SSL_CTX_set_dh_auto(ctx, 1);
+	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
+	SSL_CTX_sess_set_cache_size(ctx, sslg.cachesize);
+	SSL_CTX_set_timeout(ctx, sslg.lifetime_s);
+	SSL_CTX_set_app_data(ctx, c);
+	if (load_verify(ctx, c->ca_file, c->crl_file, err, errlen) < 0)
+		goto fail;
+	if (c->verify == SSL_VFY_OPTIONAL || c->verify == SSL_VFY_REQUIRED) {
+		if (!c->ca_file) {
+			snprintf(err, errlen, "verify is enabled but no CA file specified.");
+			goto fail;
+		}
+		if (strcmp(c->ca_file, "@system-ca")) {
+			STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(c->ca_file);
+
+			if (names)
+				SSL_CTX_set_client_CA_list(ctx, names);
+		}
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (c->verify == SSL_VFY_REQUIRED ?
+		                   SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), bind_verify_cb);
+	}
+	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
+	SSL_CTX_set_tlsext_servername_callback(ctx, bind_sni_cb);
+	SSL_CTX_set_tlsext_servername_arg(ctx, c);
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+/* The names a certificate serves: its CN and its DNS subject alternative
+ * names, lower case. */
+static int cert_names(X509 *x, char ***out)
+{
+	GENERAL_NAMES *sans = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
+	char buf[256], **names = NULL;
+	int n = 0, len;
+
+	len = X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, buf, sizeof(buf));
+	if (len > 0) {
+		names = realloc(names, sizeof(*names) * (size_t)(n + 1));
+		names[n++] = strdup(buf);
+	}
+	for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); i++) {
+		GENERAL_NAME *g = sk_GENERAL_NAME_value(sans, i);
+		const unsigned char *p;
+
+		if (g->type != GEN_DNS)
+			continue;
+		p = ASN1_STRING_get0_data(g->d.dNSName);
+		len = ASN1_STRING_length(g->d.dNSName);
+		if (len <= 0 || len >= (int)sizeof(buf))
+			continue;
+		memcpy(buf, p, (size_t)len);
+		buf[len] = 0;
+		names = realloc(names, sizeof(*names) * (size_t)(n + 1));
+		names[n++] = strdup(buf);
+	}
+	GENERAL_NAMES_free(sans);
+	for (int i = 0; i < n; i++)
+		for (char *q = names[i]; q && *q; q++)
+			*q = (char)tolower((unsigned char)*q);
+	*out = names;
+	return n;
+}
+
+static int same_names(char **a, int na, char **b, int nb)
+{
+	if (na != nb)
+		return 0;
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			return 0;
+	return 1;
+}
+
+/* Loads the certificate (and chain, and key) of <path> into a context of
+ * <bc>: the one already serving the same names with another key type, or
+ * a new one. The key is in the same PEM file, or in <path>.key. */
+static int load_cert(struct bind_conf *bc, const char *path, char *err, size_t errlen)
+{
+	struct ssl_bind_conf *c = bc->ssl;
+	struct ssl_sni_ctx *sc = NULL;
+	char **names, keypath[4096], what[4200];
+	int nnames, ktype, kbit;
+	FILE *f = fopen(path, "r");
+	X509 *x;
+	SSL_CTX *ctx;
+
+	if (!f) {
+		snprintf(err, errlen, "unable to load SSL certificate from PEM file '%s': %s.",
+		         path, strerror(errno));
+		return -1;
+	}
+	x = PEM_read_X509_AUX(f, NULL, NULL, NULL);
+	fclose(f);
+	if (!x) {
+		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
+		return ssl_err(err, errlen, what);
+	}
+	nnames = cert_names(x, &names);
+	ktype = EVP_PKEY_get_base_id(X509_get0_pubkey(x));
+	kbit = ktype == EVP_PKEY_EC ? 2 : 1;
+	X509_free(x);
+	for (int i = 0; i < c->nsni; i++) {
+		if (!(c->sni[i].key_types & kbit) &&
+		    same_names(c->sni[i].names, c->sni[i].nnames, names, nnames)) {
+			sc = &c->sni[i];
+			break;
+		}
+	}
+	if (sc) {
+		for (int i = 0; i < nnames; i++)
+			free(names[i]);
+		free(names);
+		ctx = sc->ctx;
+	} else {
+		if (!(ctx = bind_ctx_new(bc, err, errlen))) {
+			for (int i = 0; i < nnames; i++)
+				free(names[i]);
+			free(names);
+			return -1;
+		}
+		c->sni = realloc(c->sni, sizeof(*c->sni) * (size_t)(c->nsni + 1));
+		sc = &c->sni[c->nsni++];
+		sc->ctx = ctx;
+		sc->names = names;
+		sc->nnames = nnames;
+		sc->key_types = 0;
+	}
+	sc->key_types |= kbit;
+	if (!SSL_CTX_use_certificate_chain_file(ctx, path)) {
+		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
+		return ssl_err(err, errlen, what);
+	}
+	ERR_clear_error();
+	if (!SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM)) {
+		snprintf(keypath, sizeof(keypath), "%s.key", path);
+		ERR_clear_error();
+		if (access(keypath, R_OK) < 0 ||
+		    !SSL_CTX_use_PrivateKey_file(ctx, keypath, SSL_FILETYPE_PEM)) {
+			snprintf(what, sizeof(what), "unable to load the private key of '%s' "
+			         "(in the file or in '%s')", path, keypath);
+			return ssl_err(err, errlen, what);
+		}
+	}
+	if (!SSL_CTX_check_private_key(ctx)) {
+		snprintf(what, sizeof(what), "inconsistencies between private key and "
+		         "certificate loaded from PEM file '%s'", path);
+		return ssl_err(err, errlen, what);
+	}
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A crt argument: a file, or every certificate file of a directory in
+ * name order (key and companion files left out). */
+static int load_crt_arg(struct bind_conf *bc, const char *path, char *err, size_t errlen)
+{
+	static const char *const skip[] = { ".key", ".ocsp", ".issuer", ".sctl", ".crt-list", NULL };
+	struct stat st;
+	struct dirent *de;
+	char **files = NULL, full[4096];
+	int n = 0, rc = 0;
+	DIR *d;
+
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return load_cert(bc, path, err, errlen);
+	if (!(d = opendir(path))) {
+		snprintf(err, errlen, "unable to read directory '%s': %s.", path, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		int k;
+
+		if (de->d_name[0] == '.')
+			continue;
+		for (k = 0; skip[k]; k++) {
+			size_t sl = strlen(skip[k]);
+
+			if (l > sl && !strcmp(de->d_name + l - sl, skip[k]))
+				break;
+		}
+		if (skip[k])
+			continue;
+		files = realloc(files, sizeof(*files) * (size_t)(n + 1));
+		files[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(files, (size_t)n, sizeof(*files), cmp_str);
+	for (int i = 0; i < n; i++) {
+		snprintf(full, sizeof(full), "%s/%s", path, files[i]);
+		if (!rc && load_cert(bc, full, err, errlen) < 0)
+			rc = -1;
+		free(files[i]);
+	}
+	free(files);
+	if (!n && !rc) {
+		snprintf(err, errlen, "no certificate found in directory '%s'.", path);
+		rc = -1;
+	}
+	return rc;
+}
+
+static int bind_ssl_build(struct bind_conf *bc)
+{
+	struct ssl_bind_conf *c = bc->ssl;
+	char err[1024];
+
+	if (!c->enabled) {
+		cfg_warning(bc->file, bc->line, "ssl options given without 'ssl': ignored.");
+		return 0;
+	}
+	if (!c->ncrt) {
+		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': 'ssl' needs at least "
+		          "one certificate ('crt').", bc->addr_str, bc->fe->name);
+		return 1;
+	}
+	for (int i = 0; i < c->ncrt; i++) {
+		if (load_crt_arg(bc, c->crt[i], err, sizeof(err)) < 0) {
+			cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
+			          bc->fe->name, err);
+			return 1;
+		}
+	}
+	c->def_ctx = c->sni[0].ctx;
+	return 0;
+}
+
+static int srv_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct server *srv = SSL_get_ex_data(ssl, ssl_ex_idx_srv);
+
+	if (!srv || !th_ctx)
+		return 0;
+	ssl_srv_keep_session(srv, NULL, th_ctx->tid);
+	srv->ssl->sess[th_ctx->tid] = sess;
+	return 1;   /* the reference is ours */
+}
+
+void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid)
+{
+	SSL_SESSION_free(srv->ssl->sess[tid]);
+	srv->ssl->sess[tid] = ssl ? SSL_get1_session(ssl) : NULL;
+}
+
+static int srv_ssl_build(struct server *srv)
+{
+	struct ssl_srv_conf *c = srv->ssl;
+	char err[1024];
+	SSL_CTX *ctx;
+	enum ssl_verify v = c->verify != SSL_VFY_UNSET ? c->verify :
+	                    sslg.srv_verify_none ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
+
+	if (!c->enabled)
+		return 0;
+	if (v == SSL_VFY_REQUIRED && !c->ca_file) {
+		/* HAProxy 2.6 refuses it too */
+		cfg_alert(srv->conf_file, srv->conf_line, "server '%s' in backend '%s': verify is "
+		          "enabled by default but no CA file specified. If you're running on a "
+		          "LAN where you're certain to trust the server's certificate, please "
+		          "set an explicit 'verify none' statement on the 'server' line, or use "
+		          "'ssl-server-verify none' in the global section to disable server-side "
+		          "verifications by default.", srv->name, srv->be->name);
+		return 1;
+	}
+	c->verify = v;
+	ctx = c->ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx) {
+		ssl_err(err, sizeof(err), "cannot create a TLS context");
+		goto fail;
+	}
+	if (ctx_common(ctx, &c->m, &sslg.srv_m, c->ciphers ? c->ciphers : sslg.srv_ciphers,
+	               c->ciphersuites ? c->ciphersuites : sslg.srv_ciphersuites, NULL, 0,
+	               err, sizeof(err)) < 0 ||
+	    load_verify(ctx, c->ca_file, c->crl_file, err, sizeof(err)) < 0)
+		goto fail;
+	SSL_CTX_set_verify(ctx, v == SSL_VFY_REQUIRED ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
+	if (c->crt) {
+		if (!SSL_CTX_use_certificate_chain_file(ctx, c->crt) ||
+		    !SSL_CTX_use_PrivateKey_file(ctx, c->crt, SSL_FILETYPE_PEM) ||
+		    !SSL_CTX_check_private_key(ctx)) {
+			char what[4200];
+
+			snprintf(what, sizeof(what), "unable to load client certificate '%s'", c->crt);
+			ssl_err(err, sizeof(err), what);
+			goto fail;
+		}
+	}
+	if (c->alpn && SSL_CTX_set_alpn_protos(ctx, c->alpn, (unsigned int)c->alpn_len)) {
+		ssl_err(err, sizeof(err), "unable to set ALPN");
+		goto fail;
+	}
+	if (!c->no_reuse) {
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
+		                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
+		SSL_CTX_sess_set_new_cb(ctx, srv_new_session);
+	}
+	return 0;
+fail:
+	cfg_alert(srv->conf_file, srv->conf_line, "server '%s' in backend '%s': %s",
+	          srv->name, srv->be->name, err);
+	return 1;
+}
+
+int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni)
+{
+	struct ssl_srv_conf *c = srv->ssl;
+	const char *host = c->verifyhost ? c->verifyhost : sni;
+
+	SSL_set_ex_data(ssl, ssl_ex_idx_srv, srv);
+	if (c->verify == SSL_VFY_REQUIRED && host && *host && !SSL_set1_host(ssl, host))
+		return -1;
+	return 0;
+}
+
+static int ssl_post(void)
+{
+	struct list *pos, *tmp, *bpos, *btmp;
+	int errors = 0;
+
+	if (ssl_ex_idx_srv < 0) {
+		ssl_ex_idx_srv = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+		ssl_ex_idx_verr = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	}
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		list_for_each_safe(bpos, btmp, &px->binds) {
+			struct bind_conf *bc = list_elem(bpos, struct bind_conf, list);
+
+			if (bc->ssl)
+				errors += bind_ssl_build(bc);
+		}
+		for (int i = 0; i < px->nsrv; i++)
+			if (px->srv[i]->ssl)
+				errors += srv_ssl_build(px->srv[i]);
+	}
+	return errors;
+}
+
+static struct cfg_post_hook ssl_post_hook = { ssl_post, NULL, 50 };
+
+__attribute__((constructor)) static void ssl_conf_register(void)
+{
+	cfg_register_post(&ssl_post_hook);
+}
