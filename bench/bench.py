@@ -71,12 +71,19 @@ QUEUE_AB = (("queue", "sluice", {"BENCH_SRV_OPTS": "maxconn 16"}),
 
 
 def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
-             sample=False, probe=False, kind="ab", size="both"):
+             sample=False, probe=False, kind="ab", size="both", scheme="http"):
     """sample: queue and server connections half-way through each round;
     probe: `show activity` and `show locks` after each round."""
     return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
             "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
-            "kind": kind, "size": size}
+            "kind": kind, "size": size, "scheme": scheme}
+
+
+CERTS = os.path.join(TOP, "reg-tests", "ssl", "certs")
+
+
+def tls(crt, bind_opts=""):
+    return {"BENCH_CRT": os.path.join(CERTS, crt), "BENCH_BIND_OPTS": bind_opts}
 
 
 SCENARIOS = {
@@ -117,6 +124,25 @@ SCENARIOS = {
                              srv="maxconn 16", wrk=QUEUE_WRK,
                              env=dict(QUEUE_ENV, BENCH_NBTHREAD="8"), sides=WAKEUP_AB,
                              sample=True, probe=True),
+    # the TLS issue: termination and origination, side by side
+    "https-ka-100": scenario("https.cfg", 100, "HTTPS keep-alive, 100 clients (ECDSA P-256, "
+                             "TLS 1.3)", env=tls("www-ecdsa.pem"), scheme="https"),
+    "https-conn-ecdsa": scenario("https.cfg", 100, "HTTPS, 100 clients, a full TLS 1.3 handshake "
+                                 "per request (ECDSA P-256)", wrk=CLOSE,
+                                 env=tls("www-ecdsa.pem"), scheme="https"),
+    "https-conn-rsa": scenario("https.cfg", 100, "HTTPS, 100 clients, a full TLS 1.3 handshake "
+                               "per request (RSA 2048)", wrk=CLOSE, env=tls("www.pem"),
+                               scheme="https"),
+    "https-conn-ecdsa-tls12": scenario("https.cfg", 100, "HTTPS, 100 clients, a full TLS 1.2 "
+                                       "handshake per request (ECDSA P-256)", wrk=CLOSE,
+                                       env=tls("www-ecdsa.pem", "ssl-max-ver TLSv1.2"),
+                                       scheme="https"),
+    "https-conn-rsa-tls12": scenario("https.cfg", 100, "HTTPS, 100 clients, a full TLS 1.2 "
+                                     "handshake per request (RSA 2048)", wrk=CLOSE,
+                                     env=tls("www.pem", "ssl-max-ver TLSv1.2"), scheme="https"),
+    "https-backend": scenario("https-backend.cfg", 100, "plain HTTP keep-alive clients, TLS to "
+                              "the server with http-reuse never: a backend handshake per "
+                              "request"),
     "flood": scenario("queue.cfg", 0, "as many keep-alive clients as the descriptor limit "
                       "allows, about half of them queued", wrk=["--timeout", "30s"],
                       env={"BENCH_TIMEOUT_QUEUE": "10s", "BENCH_NBTHREAD": "2"}, kind="flood"),
@@ -231,15 +257,18 @@ def stop(p):
 def start_origin(work):
     port = free_port()
     with open(os.path.join(HERE, "nginx.conf.in")) as f:
-        conf = f.read().replace("@WORK@", work).replace("@ORIGIN_PORT@", str(port))
+        tls_port = free_port()
+        conf = (f.read().replace("@WORK@", work).replace("@ORIGIN_PORT@", str(port))
+                .replace("@ORIGIN_TLS_PORT@", str(tls_port)).replace("@CERTS@", CERTS))
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(conf)
     nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-e",
                               os.path.join(work, "nginx-error.log")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not wait_port(port):
+    if not wait_port(port) or not wait_port(tls_port):
         stop(nginx)
         sys.exit("nginx did not start")
+    os.environ["BENCH_ORIGIN_TLS_PORT"] = str(tls_port)
     return nginx, port
 
 
@@ -264,7 +293,7 @@ def start_side(a, side, scen, work, origin_port, extra_env=None):
 def wrk_cmd(a, scen, fe_port, conns=None, duration=None):
     return (["wrk"] + scen["wrk"] + ["-t2", "-c%d" % (conns or scen["conns"]),
                                      "-d%ds" % (duration or a.duration), "--latency",
-                                     "http://127.0.0.1:%d/" % fe_port])
+                                     "%s://127.0.0.1:%d/" % (scen["scheme"], fe_port)])
 
 
 def run_wrk(cmd, duration):

@@ -353,8 +353,7 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		"ssl-reuse", "verifyhost", "no-tls-tickets", "tls-tickets", "no-sslv3",
 		"no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13", "force-sslv3",
 		"force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13",
-		"check-ssl", "check-sni", "check-alpn", "no-check-ssl", "allow-0rtt",
-		"send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "curves", "sigalgs",
+		"allow-0rtt", "send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "curves", "sigalgs",
 		"client-sigalgs", NULL
 	};
 	const char *o = args[*i];

@@ -91,6 +91,7 @@ static int srv_kw_check_like(const char *o, int *takes_arg)
 		{ "observe", 1 }, { "error-limit", 1 }, { "on-error", 1 },
 		{ "slowstart", 1 }, { "agent-check", 0 }, { "agent-port", 1 },
 		{ "agent-inter", 1 }, { "check-send-proxy", 0 }, { "no-check", 0 },
+		{ "check-ssl", 0 }, { "no-check-ssl", 0 }, { "check-sni", 1 }, { "check-alpn", 1 },
 		{ NULL, 0 }
 	};
 
