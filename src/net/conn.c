@@ -261,3 +261,15 @@ int conn_handshake(struct conn *c)
 {
 	return c->ssl ? tls_handshake(c, 0) : 0;
 }
+
+ssize_t conn_send_bytes(struct conn *c, const void *p, size_t len)
+{
+	ssize_t n;
+
+	if (c->ssl)
+		return tls_send_bytes(c, p, len);
+	do {
+		n = send(c->ph.fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	return n;
+}

@@ -339,6 +339,21 @@ ssize_t tls_send(struct conn *c, struct buffer *b, size_t max)
 	return (ssize_t)sent;
 }
 
+ssize_t tls_send_bytes(struct conn *c, const void *p, size_t len)
+{
+	size_t n = 0;
+
+	if ((c->flags & CONN_F_TLS_HS) && tls_handshake(c, 1))
+		return -1;
+	ERR_clear_error();
+	if (SSL_write_ex(c->ssl, p, len, &n) && n == len)
+		return (ssize_t)n;
+	/* part of it may sit in OpenSSL's buffer, to be retried with the
+	 * same bytes only: the connection cannot go on */
+	tls_failed(c, EPIPE);
+	return -1;
+}
+
 void tls_shutw(struct conn *c)
 {
 	if (!(c->flags & (CONN_F_TLS_HS | CONN_F_ERROR))) {

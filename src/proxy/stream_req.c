@@ -158,7 +158,7 @@ static void send_100_continue(struct stream *s)
 	if (!(t->req.flags & HTTP_F_EXPECT_100) || (t->flags & TX_F_CONT_SENT))
 		return;
 	t->flags |= TX_F_CONT_SENT;
-	if (send(s->cli.ph.fd, cont, sizeof(cont) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) > 0)
+	if (conn_send_bytes(&s->cli, cont, sizeof(cont) - 1) > 0)
 		s->bytes_out += sizeof(cont) - 1;
 	http_hdr_del(&t->req_edit, IST("expect"), HTTP_MATCH_STR, NULL, NULL);
 }

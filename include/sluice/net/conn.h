@@ -59,6 +59,11 @@ void conn_move(struct conn *dst, struct conn *src, struct task *t);
  * like conn_attach() otherwise. */
 int conn_adopt(struct conn *c, int fd, unsigned int flags, struct ssl_st *ssl);
 void conn_shutw(struct conn *c);
+/* Sends a few bytes outside of any buffer (an interim "100 Continue") at
+ * once, through the transport. Returns the bytes sent (all or nothing
+ * under TLS: a record OpenSSL could not send at once marks the connection
+ * failed, since a TLS write must be retried with the same bytes), or -1. */
+ssize_t conn_send_bytes(struct conn *c, const void *p, size_t len);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */
 int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len);

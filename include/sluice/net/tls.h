@@ -30,6 +30,8 @@ int tls_handshake(struct conn *c, int for_write);
 
 ssize_t tls_recv(struct conn *c, struct buffer *b, size_t max);
 ssize_t tls_send(struct conn *c, struct buffer *b, size_t max);
+/* One write of <len> bytes (see conn_send_bytes()). */
+ssize_t tls_send_bytes(struct conn *c, const void *p, size_t len);
 /* Sends close_notify (once the handshake is over). */
 void tls_shutw(struct conn *c);
 /* Frees the TLS state; <clean>: send close_notify first if not yet sent. */
