@@ -129,6 +129,7 @@ void cfg_free_proxy(struct proxy *px)
 	}
 	free_logs(&px->logs);
 	free(px->log_format);
+	free(px->log_format_file);
 	lf_free(&px->logfmt);
 	free_binds(&px->binds);
 	for (int i = 0; i < px->nsrv; i++)

@@ -103,6 +103,29 @@ static void proxy_set_defaults(struct proxy *px)
 	queue_init(&px->queue);
 }
 
+static void proxy_clear_log_format(struct proxy *px)
+{
+	free(px->log_format);
+	free(px->log_format_file);
+	px->log_format = px->log_format_file = NULL;
+}
+
+/* Sets the log-format string and where it was written: it is compiled once
+ * the proxy's mode is known (proxy_check_one()), and its errors must name
+ * that line, not the proxy's. Returns -1 if out of memory. */
+static int proxy_set_log_format(struct proxy *px, const char *fmt, const char *file, int line)
+{
+	proxy_clear_log_format(px);
+	px->log_format = strdup(fmt);
+	px->log_format_file = strdup(file);
+	px->log_format_line = line;
+	if (!px->log_format || !px->log_format_file) {
+		proxy_clear_log_format(px);
+		return -1;
+	}
+	return 0;
+}
+
 /* Copies what a proxy inherits from a defaults section. */
 static void proxy_inherit(struct proxy *px, const struct proxy *def)
 {
@@ -125,8 +148,9 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
-	if (def->log_format)
-		px->log_format = strdup(def->log_format);
+	if (def->log_format &&
+	    proxy_set_log_format(px, def->log_format, def->log_format_file, def->log_format_line) < 0)
+		px->log_format = NULL;   /* out of memory: the built-in format */
 	if (def->defbe_name && (px->cap & PX_CAP_FE)) {
 		px->defbe_name = strdup(def->defbe_name);
 		px->defbe_file = strdup(def->defbe_file);
@@ -705,8 +729,7 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 		if (tab[i].flag == PX_O_TCPLOG && !ctx->negate) {
 			/* the last of tcplog / httplog / log-format wins */
 			ctx->px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF);
-			free(ctx->px->log_format);
-			ctx->px->log_format = NULL;
+			proxy_clear_log_format(ctx->px);
 		}
 		return 0;
 	}
@@ -769,8 +792,10 @@ static int kw_log_format(struct cfg_ctx *ctx, char **args, int nargs, char *err,
 		         "(got '%s' as an extra word).", args[2]);
 		return -1;
 	}
-	free(ctx->px->log_format);
-	ctx->px->log_format = strdup(args[1]);
+	if (proxy_set_log_format(ctx->px, args[1], ctx->file, ctx->line) < 0) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1083,6 +1108,25 @@ static int unique_id_compile(struct proxy *px)
 	return 0;
 }
 
+/* Only a frontend logs: a backend's log-format (inherited from defaults) is
+ * never used, and HAProxy does not check it either. */
+static int log_format_compile(struct proxy *px)
+{
+	char err[512];
+
+	if (!(px->cap & PX_CAP_FE))
+		return 0;
+	smp_cfg_origin_set(px->log_format_file, px->log_format_line, px);
+	if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
+	    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
+	    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
+		cfg_alert(px->log_format_file, px->log_format_line, "log-format of '%s': %s",
+		          px->name, err);
+		return 1;
+	}
+	return 0;
+}
+
 static int proxy_check_one(struct proxy *px)
 {
 	int errors = 0;
@@ -1122,16 +1166,7 @@ static int proxy_check_one(struct proxy *px)
 		errors += use_backend_resolve(px, list_elem(pos, struct use_backend_rule, list));
 	errors += unique_id_compile(px);
 	if (px->log_format) {
-		char err[512];
-
-		smp_cfg_origin_set(px->conf_file, px->conf_line, px);
-		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
-		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
-		    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
-			cfg_alert(px->conf_file, px->conf_line, "log-format of '%s': %s",
-			          px->name, err);
-			errors++;
-		}
+		errors += log_format_compile(px);
 	} else if ((px->options & PX_O_HTTPLOG) && px->mode == PX_MODE_HTTP) {
 		char err[512];
 

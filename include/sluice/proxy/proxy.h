@@ -157,6 +157,8 @@ struct proxy {
 	int random_draws;
 	struct list logs;           /* struct log_target */
 	char *log_format;           /* NULL: built-in for the mode/options */
+	char *log_format_file;      /* where log_format was written (own copy) */
+	int log_format_line;
 	struct lf_expr logfmt;
 	struct server *defsrv;      /* default-server settings */
 
