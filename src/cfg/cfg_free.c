@@ -103,6 +103,7 @@ static void free_http_settings(struct proxy *px)
 	free(px->fwdfor.hdr);
 	free(px->origto.hdr);
 	free(px->unique_id_fmt_str);
+	free(px->unique_id_fmt_file);
 	if (px->unique_id_fmt) {
 		lf_free(px->unique_id_fmt);
 		free(px->unique_id_fmt);

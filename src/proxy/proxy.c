@@ -182,6 +182,8 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	if (px->cap & PX_CAP_FE) {
 		px->monitor_uri = def->monitor_uri ? strdup(def->monitor_uri) : NULL;
 		px->unique_id_fmt_str = def->unique_id_fmt_str ? strdup(def->unique_id_fmt_str) : NULL;
+		px->unique_id_fmt_file = def->unique_id_fmt_file ? strdup(def->unique_id_fmt_file) : NULL;
+		px->unique_id_fmt_line = def->unique_id_fmt_line;
 		px->unique_id_hdr = def->unique_id_hdr ? strdup(def->unique_id_hdr) : NULL;
 	}
 	if (px->cap & PX_CAP_BE) {
@@ -1087,13 +1089,13 @@ static int unique_id_compile(struct proxy *px)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return 0;
-	smp_cfg_origin_set(px->conf_file, px->conf_line, px);
+	smp_cfg_origin_set(px->unique_id_fmt_file, px->unique_id_fmt_line, px);
 	if (lf_compile(px->unique_id_fmt_str, e, err, sizeof(err)) < 0) {
 		free(e);
 		return 0;
 	}
 	if (lf_check_use(e, SMP_AVAIL_SWITCH, err, sizeof(err)) < 0) {
-		cfg_alert(px->conf_file, px->conf_line, "proxy '%s': failed to parse "
+		cfg_alert(px->unique_id_fmt_file, px->unique_id_fmt_line, "proxy '%s': failed to parse "
 		          "unique-id-format : %s.", px->name, err);
 		lf_free(e);
 		free(e);
@@ -1101,7 +1103,7 @@ static int unique_id_compile(struct proxy *px)
 	}
 	if (px->mode == PX_MODE_HTTP &&
 	    lf_check_use(e, SMP_USE_ALL & ~SMP_USE_L6REQ, err, sizeof(err)) < 0)
-		cfg_warning(px->conf_file, px->conf_line, "proxy '%s': an L6 sample fetch in an HTTP "
+		cfg_warning(px->unique_id_fmt_file, px->unique_id_fmt_line, "proxy '%s': an L6 sample fetch in an HTTP "
 		            "unique-id-format does not see the request as received (HAProxy "
 		            "warns that it is ignored).", px->name);
 	px->unique_id_fmt = e;

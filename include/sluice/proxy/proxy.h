@@ -208,6 +208,8 @@ struct proxy {
 	char *monitor_uri;
 	struct px_fwd_hdr fwdfor, origto;
 	char *unique_id_fmt_str;
+	char *unique_id_fmt_file;   /* where unique_id_fmt_str was written (own copy) */
+	int unique_id_fmt_line;
 	struct lf_expr *unique_id_fmt;
 	char *unique_id_hdr;
 	struct px_capture req_cap[PX_MAX_CAPTURES], res_cap[PX_MAX_CAPTURES];
