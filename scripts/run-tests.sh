@@ -2,11 +2,26 @@
 # Runs every unit test binary and every regression test, then prints the
 # closing line "N passed, N failed". Exit status is non-zero on any failure.
 # REGTESTS may name a subset of .vtc files; VTC_JOBS sets varnishtest -j.
+# With SAN=1 (a sanitizer build), any sanitizer report is a failure.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 passed=0
 failed=0
 failures=""
+
+# Sanitizer build: every report (LeakSanitizer's at exit included) is
+# written to a file of $san_dir instead of stderr, so that none is lost in
+# a log that nobody reads, whatever the test did with the process's exit
+# status. A leak also makes the process exit 23: varnishtest, which expects
+# sluice to die from SIGINT (or -c to exit 0 or 1), fails the test too.
+san=${SAN:-0}
+ldd "$top/sluice" 2>/dev/null | grep -q libasan && san=1
+san_dir=""
+if [ "$san" = 1 ]; then
+	san_dir=$(mktemp -d)
+	export ASAN_OPTIONS="detect_leaks=1:exitcode=23:log_path=$san_dir/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export UBSAN_OPTIONS="print_stacktrace=1:log_path=$san_dir/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+fi
 
 for t in tests/unit/bin/test_*; do
 	[ -x "$t" ] || continue
@@ -23,7 +38,7 @@ rm -f /tmp/sluice-unit.$$
 
 # fuzz targets: replay every seed corpus, then a short fuzzing run each
 # (the plain build only: the fuzzers carry their own sanitizers)
-if [ "${SAN:-0}" != 1 ] && [ -z "${NO_FUZZ:-}" ] && command -v clang >/dev/null; then
+if [ "$san" != 1 ] && [ -z "${NO_FUZZ:-}" ] && command -v clang >/dev/null; then
 	echo "fuzz: building and running every target for ${FUZZ_SECONDS:-5} s"
 	if make --no-print-directory -s -f fuzz/Makefile check FUZZ_SECONDS="${FUZZ_SECONDS:-5}" \
 	        >/tmp/sluice-fuzz.$$ 2>&1; then
@@ -66,6 +81,18 @@ if [ -n "$vtcs" ]; then
 	rm -f "$out"
 fi
 
-[ -n "$failures" ] && echo "failed unit tests:$failures"
+if [ -n "$san_dir" ]; then
+	if [ -n "$(ls "$san_dir")" ]; then
+		failed=$((failed + 1))
+		failures="$failures sanitizer"
+		for f in "$san_dir"/*; do
+			echo "== sanitizer report $f"
+			head -n 40 "$f"
+		done
+	fi
+	rm -rf "$san_dir"
+fi
+
+[ -n "$failures" ] && echo "failed (besides regression tests):$failures"
 echo "${passed} passed, ${failed} failed${skipped:+, ${skipped} skipped}"
 [ "$failed" -eq 0 ]

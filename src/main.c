@@ -3,7 +3,11 @@
  *
  * Signals: SIGINT and SIGTERM stop at once: the pid file is removed and the
  * signal is re-raised with its default action, so that the process dies from
- * that signal, as varnishtest and init systems expect of HAProxy. SIGUSR1
+ * that signal, as varnishtest and init systems expect of HAProxy. In a
+ * sanitizer build the threads first leave their loops and free what they
+ * kept, and LeakSanitizer checks the heap before the signal is re-raised:
+ * a leak then ends the process with LeakSanitizer's exit code instead, which
+ * the tests see (a second signal dies at once). SIGUSR1
  * stops gracefully: listeners close, established sessions finish, then the
  * process exits 0. Worker threads block every signal; the main thread (which
  * is also thread 1) receives them.
@@ -25,6 +29,12 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <zlib.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define LEAK_CHECK_ON_STOP 1
+#else
+#define LEAK_CHECK_ON_STOP 0
+#endif
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cond.h>
 #include <sluice/core/clock.h>
@@ -103,12 +113,35 @@ static void usage(const char *prog)
 
 /* ---- signals ---- */
 
+static volatile sig_atomic_t hard_stop_sig;   /* leak check pending (sanitizers) */
+
 static void on_hard_stop(int sig)
 {
 	if (pidfile_path)
 		unlink(pidfile_path);
+	if (LEAK_CHECK_ON_STOP && !hard_stop_sig) {
+		hard_stop_sig = sig;   /* main() checks, then re-raises it */
+		atomic_store(&global.hard_stop, 1);
+		threads_wake_all();
+		return;
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* After a hard stop in a sanitizer build: the leak check a death by signal
+ * would skip, then that death. */
+static void leak_check_then_die(void)
+{
+#if LEAK_CHECK_ON_STOP
+	int sig = hard_stop_sig;
+
+	if (!sig)
+		return;
+	__lsan_do_leak_check();   /* exits with LeakSanitizer's code on a leak */
+	signal(sig, SIG_DFL);
+	raise(sig);
+#endif
 }
 
 static volatile sig_atomic_t soft_stop_requested;
@@ -380,5 +413,6 @@ int main(int argc, char **argv)
 	threads_run();
 	if (pidfile_path)
 		unlink(pidfile_path);
+	leak_check_then_die();
 	return 0;
 }

@@ -106,6 +106,7 @@ static void free_http_settings(struct proxy *px)
 	free(px->fwdfor.hdr);
 	free(px->origto.hdr);
 	free(px->unique_id_fmt_str);
+	free(px->unique_id_fmt_file);
 	if (px->unique_id_fmt) {
 		lf_free(px->unique_id_fmt);
 		free(px->unique_id_fmt);
@@ -132,6 +133,7 @@ void cfg_free_proxy(struct proxy *px)
 	}
 	free_logs(&px->logs);
 	free(px->log_format);
+	free(px->log_format_file);
 	lf_free(&px->logfmt);
 	free_binds(&px->binds);
 	for (int i = 0; i < px->nsrv; i++)

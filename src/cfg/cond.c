@@ -608,7 +608,10 @@ static enum cfg_directive dir_if(struct cfg_cond_stack *s, char **args, int narg
 	int v = 0;
 
 	if (s->depth >= CFG_COND_MAXDEPTH) {
-		s->depth++;
+		/* the level that crosses the limit is the error; deeper ones
+		 * are only counted, or a runaway nest gets one alert a line */
+		if (s->depth++ > CFG_COND_MAXDEPTH)
+			return CFG_DIR_HANDLED;
 		return dir_fail(err, errlen, "too many nested '.if' (max %d)", CFG_COND_MAXDEPTH);
 	}
 	if (!cfg_cond_active(s)) {

@@ -263,6 +263,12 @@ static void cache_free_cold(struct pool_cache *c, int n)
 	}
 }
 
+void pool_release_thread(void)
+{
+	for (int i = 0; i <= POOL_MAX; i++)
+		cache_free_cold(&caches[i], caches[i].count);
+}
+
 static struct task *trim_run(struct task *t, void *ctx, unsigned int state)
 {
 	for (int i = 0; i <= POOL_MAX; i++) {

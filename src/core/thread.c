@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sluice/core/global.h>
 #include <sluice/core/poller.h>
+#include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
 #include <sluice/core/wdt.h>
@@ -37,6 +38,17 @@ int threads_prepare(void)
 	return 0;
 }
 
+/* Runs the deinit hooks of <h> and of the hooks after it, in reverse order
+ * (the init order is the list order). */
+static void run_deinit_hooks(struct thread_init_hook *h, int tid)
+{
+	if (!h)
+		return;
+	run_deinit_hooks(h->next, tid);
+	if (h->deinit)
+		h->deinit(tid);
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread_ctx *tc = arg;
@@ -45,7 +57,7 @@ static void *thread_main(void *arg)
 	if (wdt_init_thread() < 0)
 		fprintf(stderr, "[WARNING] thread %d: cannot arm the watchdog.\n", tc->tid + 1);
 	for (struct thread_init_hook *h = init_hooks; h; h = h->next) {
-		if (h->fn(tc->tid) < 0) {
+		if (h->fn && h->fn(tc->tid) < 0) {
 			fprintf(stderr, "[ALERT] thread %d failed to initialise\n", tc->tid + 1);
 			atomic_store(&global.hard_stop, 1);
 			threads_wake_all();
@@ -53,6 +65,8 @@ static void *thread_main(void *arg)
 		}
 	}
 	poller_loop();
+	run_deinit_hooks(init_hooks, tc->tid);
+	pool_release_thread();
 	wdt_deinit_thread();
 	return NULL;
 }

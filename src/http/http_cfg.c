@@ -352,6 +352,10 @@ static int kw_unique_id_format(KW_ARGS)
 	if (lf_compile(args[1], &e, sub, sizeof(sub)) < 0)
 		return errmsg_set(err, errlen, "failed to parse unique-id : %s", sub);
 	lf_free(&e);
+	/* the later checks (proxy.c) report at this line */
+	ctx->px->unique_id_fmt_line = ctx->line;
+	if (set_str(&ctx->px->unique_id_fmt_file, ctx->file, err, errlen) < 0)
+		return -1;
 	return set_str(&ctx->px->unique_id_fmt_str, args[1], err, errlen);
 }
 
@@ -1055,7 +1059,7 @@ static int http_cfg_finish_one(struct proxy *px)
 		px->unique_id_fmt = calloc(1, sizeof(*px->unique_id_fmt));
 		if (!px->unique_id_fmt ||
 		    lf_compile(px->unique_id_fmt_str, px->unique_id_fmt, err, sizeof(err)) < 0) {
-			cfg_alert(px->conf_file, px->conf_line, "proxy '%s': failed to parse "
+			cfg_alert(px->unique_id_fmt_file, px->unique_id_fmt_line, "proxy '%s': failed to parse "
 			          "unique-id-format : %s.", px->name, px->unique_id_fmt ? err :
 			          "out of memory");
 			free(px->unique_id_fmt);

@@ -26,8 +26,11 @@
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
 
-#define CLI_MAX_LINE  16384
 #define CLI_MAX_ARGS  64
+/* Commands are taken while less output than this waits to be sent */
+#define CLI_OUT_MAX   16384
+/* How long a session that ends with input left waits for the client's FIN */
+#define CLI_LINGER_MS 1000
 
 struct list cli_binds = LIST_HEAD_INIT(cli_binds);
 static struct cli_kw_table *cli_tables;
@@ -42,6 +45,7 @@ struct cli_sess {
 	int level;
 	int prompt;
 	int closing;           /* close once output is sent */
+	int lingering;         /* output sent, FIN sent: discarding input */
 	uint64_t exp;
 };
 
@@ -279,10 +283,16 @@ static void cli_free(struct cli_sess *cs)
 	free(cs);
 }
 
-/* Processes every complete line in the input. */
+static size_t cli_out_pending(const struct cli_sess *cs)
+{
+	return cs->out.len - cs->out_sent;
+}
+
+/* Processes the complete lines in the input, as long as less than
+ * CLI_OUT_MAX of output waits to be sent. */
 static void cli_handle_input(struct cli_sess *cs)
 {
-	for (;;) {
+	while (cli_out_pending(cs) < CLI_OUT_MAX) {
 		char *nl = memchr(buf_head(&cs->in), '\n', cs->in.data);
 		size_t len;
 		char *line;
@@ -321,31 +331,43 @@ static void cli_handle_input(struct cli_sess *cs)
 	}
 }
 
-static struct task *cli_process(struct task *t, void *ctx, unsigned int state)
+/* A line is too long when it fills the whole buffer without its LF. A
+ * partial line at the end of a full buffer whose head was consumed is not:
+ * the next read realigns the buffer and completes it. */
+static int cli_line_too_long(struct cli_sess *cs)
 {
-	struct cli_sess *cs = ctx;
-	uint64_t now = th_ctx->now_ms;
+	return cs->in.data == cs->in.size && !memchr(buf_head(&cs->in), '\n', cs->in.data);
+}
 
-	if (!cs->closing) {
-		while ((cs->c.flags & CONN_F_RD_READY) && !(cs->c.flags & CONN_F_RD_SHUT)) {
-			ssize_t n = conn_recv(&cs->c, &cs->in);
+/* Reads what the buffer can take and runs the complete lines. Returns -1 if
+ * the connection failed. */
+static int cli_receive(struct cli_sess *cs, uint64_t now)
+{
+	while ((cs->c.flags & CONN_F_RD_READY) && !(cs->c.flags & CONN_F_RD_SHUT)) {
+		ssize_t n = conn_recv(&cs->c, &cs->in);
 
-			if (n <= 0)
-				break;
-			cs->exp = tick_add_ifset(now, global.stats_timeout_ms);
-		}
-		if (cs->c.flags & CONN_F_ERROR) {
-			cli_free(cs);
-			return NULL;
-		}
-		cli_handle_input(cs);
-		if (!cs->closing && !buf_room(&cs->in) && !memchr(buf_head(&cs->in), '\n', cs->in.data))
-			cs->closing = 1;   /* line too long */
-		if ((cs->c.flags & CONN_F_RD_SHUT) && !cs->in.data)
-			cs->closing = 1;
+		if (n <= 0)
+			break;
+		cs->exp = tick_add_ifset(now, global.stats_timeout_ms);
 	}
-	while (cs->out_sent < cs->out.len && (cs->c.flags & CONN_F_WR_READY)) {
-		ssize_t n = send(cs->c.ph.fd, cs->out.buf + cs->out_sent, cs->out.len - cs->out_sent,
+	if (cs->c.flags & CONN_F_ERROR)
+		return -1;
+	cli_handle_input(cs);
+	/* HAProxy 2.6 ends the session on such a line, unanswered */
+	if (!cs->closing && cli_line_too_long(cs))
+		cs->closing = 1;
+	if ((cs->c.flags & CONN_F_RD_SHUT) && !cs->in.data)
+		cs->closing = 1;
+	return 0;
+}
+
+/* Sends pending output. Returns -1 if the connection failed. The part
+ * already sent is dropped once it outweighs the rest, so that a client
+ * that never lets the output drain completely does not make it grow. */
+static int cli_send(struct cli_sess *cs, uint64_t now)
+{
+	while (cli_out_pending(cs) && (cs->c.flags & CONN_F_WR_READY)) {
+		ssize_t n = send(cs->c.ph.fd, cs->out.buf + cs->out_sent, cli_out_pending(cs),
 		                 MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n > 0) {
@@ -354,21 +376,82 @@ static struct task *cli_process(struct task *t, void *ctx, unsigned int state)
 		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			cs->c.flags &= ~CONN_F_WR_READY;
 		} else {
+			return -1;
+		}
+	}
+	if (cs->out_sent && cs->out_sent >= cli_out_pending(cs)) {
+		memmove(cs->out.buf, cs->out.buf + cs->out_sent, cli_out_pending(cs));
+		cs->out.len -= cs->out_sent;
+		cs->out_sent = 0;
+	}
+	return 0;
+}
+
+/* Whether the session can take more commands now, without waiting for an
+ * I/O event: complete lines wait in the buffer, or the socket has input
+ * the buffer has room for. */
+static int cli_more_input(struct cli_sess *cs)
+{
+	if (cs->closing || cli_out_pending(cs) >= CLI_OUT_MAX)
+		return 0;   /* the output drain wakes the task */
+	if (memchr(buf_head(&cs->in), '\n', cs->in.data))
+		return 1;
+	return (cs->c.flags & CONN_F_RD_READY) && !(cs->c.flags & CONN_F_RD_SHUT) &&
+	       cs->in.data < cs->in.size;
+}
+
+/* Closing a socket with input unread makes the kernel send a reset, which
+ * can destroy answers the client has not read yet. A session that ends
+ * with input left (a line too long, commands after `quit`) therefore sends
+ * its FIN and discards input until the client's, for CLI_LINGER_MS at
+ * most, a few buffers per run. Returns 1 when the session may be freed. */
+static int cli_linger(struct cli_sess *cs, uint64_t now)
+{
+	if (!cs->lingering) {
+		if (!cs->in.data && !((cs->c.flags & CONN_F_RD_READY) &&
+		                      !(cs->c.flags & CONN_F_RD_SHUT)))
+			return 1;
+		conn_shutw(&cs->c);
+		cs->lingering = 1;
+		cs->exp = now + CLI_LINGER_MS;
+	}
+	for (int reads = 0; (cs->c.flags & CONN_F_RD_READY) && !(cs->c.flags & CONN_F_RD_SHUT); reads++) {
+		if (reads == 8) {
+			task_wakeup(cs->task, TASK_WOKEN_OTHER);   /* a flood: yield */
+			break;
+		}
+		cs->in.head = cs->in.data = 0;
+		if (conn_recv(&cs->c, &cs->in) < 0)
+			break;
+	}
+	return (cs->c.flags & (CONN_F_RD_SHUT | CONN_F_HUP | CONN_F_ERROR)) || now >= cs->exp;
+}
+
+/* One run takes at most a buffer of input and stops taking commands while
+ * CLI_OUT_MAX of output waits: thousands of pipelined commands are
+ * answered over several runs, in order, without holding the thread or
+ * memory; the task wakes itself while there is more to do. */
+static struct task *cli_process(struct task *t, void *ctx, unsigned int state)
+{
+	struct cli_sess *cs = ctx;
+	uint64_t now = th_ctx->now_ms;
+
+	if (!cs->lingering) {
+		if ((!cs->closing && cli_receive(cs, now) < 0) || cli_send(cs, now) < 0) {
 			cli_free(cs);
 			return NULL;
 		}
 	}
-	if (cs->out_sent == cs->out.len) {
-		cs->out_sent = cs->out.len = 0;
-		if (cs->closing) {
-			cli_free(cs);
-			return NULL;
-		}
+	if (cs->closing && !cli_out_pending(cs) && cli_linger(cs, now)) {
+		cli_free(cs);
+		return NULL;
 	}
 	if (cs->exp && now >= cs->exp) {
 		cli_free(cs);
 		return NULL;
 	}
+	if (cli_more_input(cs))
+		task_wakeup(t, TASK_WOKEN_OTHER);
 	task_set_expire(t, cs->exp);
 	return t;
 }

@@ -104,6 +104,29 @@ static void proxy_set_defaults(struct proxy *px)
 	queue_init(&px->queue);
 }
 
+static void proxy_clear_log_format(struct proxy *px)
+{
+	free(px->log_format);
+	free(px->log_format_file);
+	px->log_format = px->log_format_file = NULL;
+}
+
+/* Sets the log-format string and where it was written: it is compiled once
+ * the proxy's mode is known (proxy_check_one()), and its errors must name
+ * that line, not the proxy's. Returns -1 if out of memory. */
+static int proxy_set_log_format(struct proxy *px, const char *fmt, const char *file, int line)
+{
+	proxy_clear_log_format(px);
+	px->log_format = strdup(fmt);
+	px->log_format_file = strdup(file);
+	px->log_format_line = line;
+	if (!px->log_format || !px->log_format_file) {
+		proxy_clear_log_format(px);
+		return -1;
+	}
+	return 0;
+}
+
 /* Copies what a proxy inherits from a defaults section. */
 static void proxy_inherit(struct proxy *px, const struct proxy *def)
 {
@@ -126,8 +149,9 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
-	if (def->log_format)
-		px->log_format = strdup(def->log_format);
+	if (def->log_format &&
+	    proxy_set_log_format(px, def->log_format, def->log_format_file, def->log_format_line) < 0)
+		px->log_format = NULL;   /* out of memory: the built-in format */
 	if (def->defbe_name && (px->cap & PX_CAP_FE)) {
 		px->defbe_name = strdup(def->defbe_name);
 		px->defbe_file = strdup(def->defbe_file);
@@ -159,6 +183,8 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	if (px->cap & PX_CAP_FE) {
 		px->monitor_uri = def->monitor_uri ? strdup(def->monitor_uri) : NULL;
 		px->unique_id_fmt_str = def->unique_id_fmt_str ? strdup(def->unique_id_fmt_str) : NULL;
+		px->unique_id_fmt_file = def->unique_id_fmt_file ? strdup(def->unique_id_fmt_file) : NULL;
+		px->unique_id_fmt_line = def->unique_id_fmt_line;
 		px->unique_id_hdr = def->unique_id_hdr ? strdup(def->unique_id_hdr) : NULL;
 	}
 	if (px->cap & PX_CAP_BE) {
@@ -706,8 +732,7 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 		if (tab[i].flag == PX_O_TCPLOG && !ctx->negate) {
 			/* the last of tcplog / httplog / log-format wins */
 			ctx->px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF);
-			free(ctx->px->log_format);
-			ctx->px->log_format = NULL;
+			proxy_clear_log_format(ctx->px);
 		}
 		return 0;
 	}
@@ -770,8 +795,10 @@ static int kw_log_format(struct cfg_ctx *ctx, char **args, int nargs, char *err,
 		         "(got '%s' as an extra word).", args[2]);
 		return -1;
 	}
-	free(ctx->px->log_format);
-	ctx->px->log_format = strdup(args[1]);
+	if (proxy_set_log_format(ctx->px, args[1], ctx->file, ctx->line) < 0) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1069,13 +1096,13 @@ static int unique_id_compile(struct proxy *px)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return 0;
-	smp_cfg_origin_set(px->conf_file, px->conf_line, px);
+	smp_cfg_origin_set(px->unique_id_fmt_file, px->unique_id_fmt_line, px);
 	if (lf_compile(px->unique_id_fmt_str, e, err, sizeof(err)) < 0) {
 		free(e);
 		return 0;
 	}
 	if (lf_check_use(e, SMP_AVAIL_SWITCH, err, sizeof(err)) < 0) {
-		cfg_alert(px->conf_file, px->conf_line, "proxy '%s': failed to parse "
+		cfg_alert(px->unique_id_fmt_file, px->unique_id_fmt_line, "proxy '%s': failed to parse "
 		          "unique-id-format : %s.", px->name, err);
 		lf_free(e);
 		free(e);
@@ -1083,10 +1110,29 @@ static int unique_id_compile(struct proxy *px)
 	}
 	if (px->mode == PX_MODE_HTTP &&
 	    lf_check_use(e, SMP_USE_ALL & ~SMP_USE_L6REQ, err, sizeof(err)) < 0)
-		cfg_warning(px->conf_file, px->conf_line, "proxy '%s': an L6 sample fetch in an HTTP "
+		cfg_warning(px->unique_id_fmt_file, px->unique_id_fmt_line, "proxy '%s': an L6 sample fetch in an HTTP "
 		            "unique-id-format does not see the request as received (HAProxy "
 		            "warns that it is ignored).", px->name);
 	px->unique_id_fmt = e;
+	return 0;
+}
+
+/* Only a frontend logs: a backend's log-format (inherited from defaults) is
+ * never used, and HAProxy does not check it either. */
+static int log_format_compile(struct proxy *px)
+{
+	char err[512];
+
+	if (!(px->cap & PX_CAP_FE))
+		return 0;
+	smp_cfg_origin_set(px->log_format_file, px->log_format_line, px);
+	if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
+	    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
+	    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
+		cfg_alert(px->log_format_file, px->log_format_line, "log-format of '%s': %s",
+		          px->name, err);
+		return 1;
+	}
 	return 0;
 }
 
@@ -1129,16 +1175,7 @@ static int proxy_check_one(struct proxy *px)
 		errors += use_backend_resolve(px, list_elem(pos, struct use_backend_rule, list));
 	errors += unique_id_compile(px);
 	if (px->log_format) {
-		char err[512];
-
-		smp_cfg_origin_set(px->conf_file, px->conf_line, px);
-		if (lf_compile(px->log_format, &px->logfmt, err, sizeof(err)) < 0 ||
-		    lf_check_mode(&px->logfmt, px->mode == PX_MODE_HTTP, err, sizeof(err)) < 0 ||
-		    lf_check_use(&px->logfmt, SMP_AVAIL_LOG, err, sizeof(err)) < 0) {
-			cfg_alert(px->conf_file, px->conf_line, "log-format of '%s': %s",
-			          px->name, err);
-			errors++;
-		}
+		errors += log_format_compile(px);
 	} else if ((px->options & PX_O_HTTPLOG) && px->mode == PX_MODE_HTTP) {
 		char err[512];
 

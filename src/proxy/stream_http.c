@@ -41,6 +41,7 @@
 #include <sluice/core/global.h>
 #include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
@@ -60,6 +61,19 @@
 
 static POOL_DECLARE(pool_txn, "http_txn", struct http_txn)
 static __thread struct buffer thr_spare;
+
+/* The spare buffer is the thread's own: given back when the thread ends. */
+static void http_thread_deinit(int tid)
+{
+	buf_release(&thr_spare);
+}
+
+static struct thread_init_hook http_thread_hook = { .deinit = http_thread_deinit };
+
+__attribute__((constructor)) static void http_thread_hook_register(void)
+{
+	thread_register_init(&http_thread_hook);
+}
 
 /* ---- small helpers ---- */
 

@@ -457,9 +457,34 @@ static void test_block_errors(void)
 	deep[i] = NULL;
 	run(deep, &sc);
 	CHECK(sc.errors == 1 && sc.errline == CFG_COND_MAXDEPTH + 1);
-	CHECK(strstr(sc.first_err, "too many nested '.if' (max 32)") != NULL);
+	CHECK(strstr(sc.first_err, "too many nested '.if' (max 99)") != NULL);
 	CHECK(sc.depth == 0);
 	CHECK_STR(sc.active, "");               /* the levels past the limit are inactive */
+}
+
+/* A nest that runs far past the limit is one error, not one per level; its
+ * .endif lines still close it, and a later overflow is a new error. */
+static void test_deep_nesting(void)
+{
+	enum { PAST = 69, LEVELS = CFG_COND_MAXDEPTH + PAST };
+	static const char *deep[4 * LEVELS + 8];
+	struct script sc;
+	int i = 0;
+
+	for (int round = 0; round < 2; round++) {
+		for (int l = 0; l < LEVELS; l++)
+			deep[i++] = ".if 1";
+		deep[i++] = "a";
+		for (int l = 0; l < LEVELS; l++)
+			deep[i++] = ".endif";
+		deep[i++] = "b";
+	}
+	deep[i] = NULL;
+	run(deep, &sc);
+	CHECK(sc.errors == 2 && sc.errline == CFG_COND_MAXDEPTH + 1);
+	CHECK(strstr(sc.first_err, "too many nested '.if'") != NULL);
+	CHECK(sc.depth == 0);
+	CHECK_STR(sc.active, "b b");
 }
 
 static void test_messages(void)
@@ -585,6 +610,7 @@ int main(void)
 	test_eval_words();
 	test_blocks();
 	test_block_errors();
+	test_deep_nesting();
 	test_messages();
 	test_manual_example();
 	return t_done("test_cond");

@@ -33,7 +33,9 @@
 
 #include <stddef.h>
 
-#define CFG_COND_MAXDEPTH 32
+/* Levels of nested '.if' blocks: 99 are accepted, the 100th is refused, as
+ * HAProxy 2.6 does */
+#define CFG_COND_MAXDEPTH 99
 
 /* Evaluates the words <args>[0..nargs) (already tokenized and expanded) as
  * one expression. Returns 1 (true), 0 (false) or -1 (error, message in err). */
@@ -76,7 +78,8 @@ void cfg_cond_init(struct cfg_cond_stack *s);
  * (nor is an .elif's once a branch was taken), every other dot-line is
  * ignored. Structure errors are always reported: .elif/.else/.endif without
  * .if, .elif after .else, a second .else, an argument after .else/.endif,
- * nesting deeper than CFG_COND_MAXDEPTH. After an error the stack stays
+ * nesting deeper than CFG_COND_MAXDEPTH (once for a run of levels past the
+ * limit, not once per level). After an error the stack stays
  * consistent (a failed .if still opens a level, inactive), so the caller may
  * go on to report more errors.
  *

@@ -36,6 +36,10 @@ int  pool_init_thread(int tid);
 uint64_t pool_trim_count(void);
 /* Back to the calling thread's cache (or to the allocator past its bound). */
 void  pool_free(struct pool *p, void *obj);
+/* Frees every object of the calling thread's caches: a thread that leaves
+ * its loop for good calls it last (its thread-local caches are unreachable
+ * once it exits). */
+void  pool_release_thread(void);
 
 /* Counters for `show pools`: objects obtained from the system and objects
  * in use, summed over threads (racy reads, display only). */

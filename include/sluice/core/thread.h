@@ -2,10 +2,16 @@
 #ifndef SLUICE_CORE_THREAD_H
 #define SLUICE_CORE_THREAD_H
 
-/* A function each worker thread runs once in its own context before its loop
- * starts (binding its listeners, creating its housekeeping tasks). */
+/* Functions each worker thread runs in its own context: <fn> once before its
+ * loop starts (binding its listeners, creating its housekeeping tasks),
+ * <deinit> once after it left its loop, to give back what it kept for
+ * itself in thread-local storage, which nothing can reach once the thread
+ * is gone. Either may be NULL. The deinit hooks run in the reverse order of
+ * the init ones; then the thread's pool caches are emptied (what the hooks
+ * give back lands there first). */
 struct thread_init_hook {
 	int (*fn)(int tid);
+	void (*deinit)(int tid);
 	struct thread_init_hook *next;
 };
 

@@ -160,6 +160,8 @@ struct proxy {
 	int random_draws;
 	struct list logs;           /* struct log_target */
 	char *log_format;           /* NULL: built-in for the mode/options */
+	char *log_format_file;      /* where log_format was written (own copy) */
+	int log_format_line;
 	struct lf_expr logfmt;
 	struct server *defsrv;      /* default-server settings */
 
@@ -209,6 +211,8 @@ struct proxy {
 	char *monitor_uri;
 	struct px_fwd_hdr fwdfor, origto;
 	char *unique_id_fmt_str;
+	char *unique_id_fmt_file;   /* where unique_id_fmt_str was written (own copy) */
+	int unique_id_fmt_line;
 	struct lf_expr *unique_id_fmt;
 	char *unique_id_hdr;
 	struct px_capture req_cap[PX_MAX_CAPTURES], res_cap[PX_MAX_CAPTURES];
