@@ -762,6 +762,11 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	               err, errlen) < 0)
 		goto fail;
 	SSL_CTX_set_dh_auto(ctx, 1);
+	/* one TLS 1.3 ticket per handshake instead of OpenSSL's two: each
+	 * costs about 6% of an ECDSA handshake (callgrind, bench/tls_locks.py
+	 * notes in doc/benchmarks.md), and a client that opens several
+	 * connections gets one from each */
+	SSL_CTX_set_num_tickets(ctx, 1);
 	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
 	SSL_CTX_sess_set_cache_size(ctx, sslg.cachesize);
 	SSL_CTX_set_timeout(ctx, sslg.lifetime_s);
