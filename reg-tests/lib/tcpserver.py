@@ -9,6 +9,8 @@ exits 0; on the first mismatch it prints what came and exits 1.
 
   --expect TEXT      read len(TEXT) bytes; they must equal TEXT
                      (\\n, \\r, \\xHH escapes allowed)
+  --expect-hex HEX   the same for bytes written in hex, blanks allowed
+                     ("16 0301 0041...")
   --expect-line-re RE  read one line (up to LF, at most 300 bytes) and match
                      the Python regex RE against it, CRLF included
   --send TEXT        send bytes (same escapes)
@@ -60,7 +62,7 @@ def main():
     p.add_argument("listen", help="/unix/path or host:port")
     p.add_argument("--timeout", type=float, default=5.0)
     p.set_defaults(steps=[])
-    for name in ("expect", "expect_line_re", "send"):
+    for name in ("expect", "expect_hex", "expect_line_re", "send"):
         p.add_argument("--" + name.replace("_", "-"), dest=name, action=Step)
     for name in ("shutw", "expect_close"):
         p.add_argument("--" + name.replace("_", "-"), dest=name, action=Step, nargs=0)
@@ -82,8 +84,8 @@ def main():
         c, _ = ls.accept()
         c.settimeout(a.timeout)
         for kind, val in a.steps:
-            if kind == "expect":
-                want = unescape(val)
+            if kind in ("expect", "expect_hex"):
+                want = unescape(val) if kind == "expect" else bytes.fromhex(val)
                 got = read_exact(c, len(want))
                 if got != want:
                     sys.exit("received %r, expected %r" % (got, want))

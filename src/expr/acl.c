@@ -23,19 +23,25 @@ static const struct acl_base {
 	const char *acl;           /* name as written in an ACL */
 	const char *fetch;         /* fetch it stands for */
 	int derivable;             /* accepts _beg _dir _dom _end _len _reg _sub */
+	enum pat_match match;      /* method of the name alone */
+	unsigned int pat_flags;    /* PAT_F_* its patterns are read with */
 } acl_bases[] = {
-	{ "base",      "base",      1 },
-	{ "cook",      "req.cook",  1 },
-	{ "req.cook",  "req.cook",  1 },
-	{ "hdr",       "req.hdr",   1 },   /* hdr* ACLs are about the request */
-	{ "req.hdr",   "req.hdr",   1 },
-	{ "res.hdr",   "res.hdr",   1 },
-	{ "shdr",      "res.hdr",   1 },
-	{ "scook",     "res.cook",  1 },
-	{ "path",      "path",      1 },
-	{ "url",       "url",       1 },
-	{ "urlp",      "urlp",      1 },   /* url_param's alias, named as HAProxy */
-	{ "url_param", "url_param", 1 },
+	{ "base",      "base",      1, PAT_MATCH_STR },
+	{ "cook",      "req.cook",  1, PAT_MATCH_STR },
+	{ "req.cook",  "req.cook",  1, PAT_MATCH_STR },
+	{ "hdr",       "req.hdr",   1, PAT_MATCH_STR },   /* hdr* ACLs are about the request */
+	{ "req.hdr",   "req.hdr",   1, PAT_MATCH_STR },
+	{ "res.hdr",   "res.hdr",   1, PAT_MATCH_STR },
+	{ "shdr",      "res.hdr",   1, PAT_MATCH_STR },
+	{ "scook",     "res.cook",  1, PAT_MATCH_STR },
+	{ "path",      "path",      1, PAT_MATCH_STR },
+	{ "url",       "url",       1, PAT_MATCH_STR },
+	{ "urlp",      "urlp",      1, PAT_MATCH_STR },   /* url_param's alias, named as HAProxy */
+	{ "url_param", "url_param", 1, PAT_MATCH_STR },
+	/* versions written MAJOR.MINOR ("3.1" for TLS 1.0), matched as the
+	 * integers the fetch returns */
+	{ "req.ssl_ver", "req.ssl_ver", 0, PAT_MATCH_INT, PAT_F_DOTTED_VER },
+	{ "req_ssl_ver", "req.ssl_ver", 0, PAT_MATCH_INT, PAT_F_DOTTED_VER },
 	{ NULL }
 };
 
@@ -164,11 +170,13 @@ struct acl *acl_find(struct acl_list *l, const char *name)
 /* ------------------------------------------------------------------ criterion */
 
 /* Compiles the criterion: an ACL keyword becomes its fetch, with an implied
- * method (*implied, -1 if none). <kw> receives the keyword that names the
+ * method (*implied, -1 if none) and the pattern flags that go with it
+ * (*pat_flags). <kw> receives the keyword that names the
  * criterion in "show acl", as HAProxy words it: the ACL keyword as written
  * ("hdr_beg"), or, once converters follow one, the fetch it stands for
  * ("hdr_beg(host),lower" is "req.hdr"). */
-static struct sample_expr *parse_criterion(const char *crit, int *implied, char *kw,
+static struct sample_expr *parse_criterion(const char *crit, int *implied,
+                                           unsigned int *pat_flags, char *kw,
                                            size_t kwlen, char *err, size_t errlen)
 {
 	size_t klen = strcspn(crit, "(,");
@@ -177,12 +185,13 @@ static struct sample_expr *parse_criterion(const char *crit, int *implied, char 
 	struct sample_expr *expr;
 
 	*implied = -1;
+	*pat_flags = 0;
 	for (const struct acl_base *b = acl_bases; b->acl && !text; b++) {
 		size_t blen = strlen(b->acl);
 		int m = -1;
 
 		if (klen == blen && strncmp(crit, b->acl, blen) == 0)
-			m = PAT_MATCH_STR;
+			m = (int)b->match;
 		else if (b->derivable && klen == blen + 4 && strncmp(crit, b->acl, blen) == 0)
 			for (size_t i = 0; i < sizeof(acl_suffixes) / sizeof(acl_suffixes[0]); i++)
 				if (strncmp(crit + blen, acl_suffixes[i].suffix, 4) == 0)
@@ -194,12 +203,16 @@ static struct sample_expr *parse_criterion(const char *crit, int *implied, char 
 			return NULL;
 		}
 		*implied = m;
+		if (m == (int)b->match)
+			*pat_flags = b->pat_flags;
 		base_fetch = b->fetch;
 	}
 	expr = sample_expr_parse(text ? text : crit, NULL, err, errlen);
 	free(text);
-	if (expr && expr->nconv)
+	if (expr && expr->nconv) {
 		*implied = -1;         /* converters: the output type decides */
+		*pat_flags = 0;
+	}
 	if (expr && expr->nconv && base_fetch)
 		snprintf(kw, kwlen, "%s", base_fetch);
 	else
@@ -376,7 +389,8 @@ static int add_values(struct acl_term *t, char **args, int nargs, const char *wh
 		const char *val = args[i];
 
 		if (op != PAT_OP_NONE) {
-			if (pat_int_op_key(op, val, key, sizeof(key), sub, sizeof(sub)) < 0)
+			if (((o->flags & PAT_F_DOTTED_VER) ? pat_dotted_op_key : pat_int_op_key)
+			    (op, val, key, sizeof(key), sub, sizeof(sub)) < 0)
 				return errmsg_set(err, errlen, "%s", sub);
 			val = key;
 		}
@@ -419,6 +433,7 @@ static struct acl_term *term_parse(char **args, int nargs, const char *file, int
 	struct acl_opts o = { .match = -1, .unique_id = -1 };
 	struct acl_term *t = calloc(1, sizeof(*t));
 	char sub[512], kw[128], where[512];
+	unsigned int implied_flags;
 	int implied, i, match;
 
 	if (!t)
@@ -427,7 +442,8 @@ static struct acl_term *term_parse(char **args, int nargs, const char *file, int
 		errmsg_set(err, errlen, "missing fetch method");
 		goto fail;
 	}
-	t->smp = parse_criterion(args[0], &implied, kw, sizeof(kw), sub, sizeof(sub));
+	t->smp = parse_criterion(args[0], &implied, &implied_flags, kw, sizeof(kw), sub,
+	                         sizeof(sub));
 	if (!t->smp) {
 		errmsg_set(err, errlen, "%s", sub);
 		goto fail;
@@ -438,6 +454,13 @@ static struct acl_term *term_parse(char **args, int nargs, const char *file, int
 	if (i < 0 || (match = term_match(t, args[0], o.match, implied, err, errlen)) < 0)
 		goto fail;
 	t->match = (enum pat_match)match;
+	if (o.match < 0 && implied >= 0) {
+		/* the keyword's own way of reading patterns, unless -m chose
+		 * another method (req.ssl_ver -m int reads plain integers) */
+		o.flags |= implied_flags;
+		for (int f = 0; f < o.nfiles; f++)
+			o.file_flags[f] |= implied_flags;
+	}
 	for (int f = 0; f < o.nfiles; f++) {
 		struct pat_expr *x = file_set(o.files[f], o.map, t->match, o.file_flags[f], err, errlen);
 

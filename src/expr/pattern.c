@@ -163,6 +163,78 @@ static int parse_range(const char *s, int64_t *min, int64_t *max, char *err, siz
 	return 0;
 }
 
+/* A version as req.ssl_ver's ACL reads it (HAProxy's "dotted" patterns):
+ * "MAJOR[.MINOR]", decimal digits only, each part at most 65535, is
+ * MAJOR << 16 | MINOR. */
+static int parse_dotted(const char *s, size_t len, int64_t *v)
+{
+	int64_t part[2] = { 0, 0 };
+	int n = 0, digits = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '.' && n == 0 && digits) {
+			n = 1;
+			digits = 0;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		part[n] = part[n] * 10 + (s[i] - '0');
+		if (part[n] > 65535)
+			return 0;
+		digits++;
+	}
+	if (!digits)
+		return 0;
+	*v = part[0] << 16 | part[1];
+	return 1;
+}
+
+/* "V", "V:W", ":W", "V:" of dotted versions, V <= W */
+static int parse_dotted_range(const char *s, int64_t *min, int64_t *max, char *err,
+                              size_t errlen)
+{
+	const char *colon = strchr(s, ':');
+
+	*min = 0;
+	*max = INT64_MAX;
+	if (!colon) {
+		if (!parse_dotted(s, strlen(s), min))
+			return errmsg_set(err, errlen, "'%s' is not a dotted number", s);
+		*max = *min;
+		return 0;
+	}
+	if ((colon == s && !colon[1]) ||
+	    (colon > s && !parse_dotted(s, (size_t)(colon - s), min)) ||
+	    (colon[1] && !parse_dotted(colon + 1, strlen(colon + 1), max)) || *min > *max)
+		return errmsg_set(err, errlen, "'%s' is not a valid dotted number range", s);
+	return 0;
+}
+
+int pat_dotted_op_key(enum pat_int_op op, const char *val, char *out, size_t outlen,
+                      char *err, size_t errlen)
+{
+	const int64_t top = (int64_t)65535 << 16 | 65535;
+	int64_t v;
+
+	if (op == PAT_OP_NONE) {
+		snprintf(out, outlen, "%s", val);
+		return 0;
+	}
+	if (!parse_dotted(val, strlen(val), &v))
+		return errmsg_set(err, errlen, "'%s' is neither a number nor a supported operator",
+		                  val);
+	if ((op == PAT_OP_GT && v == top) || (op == PAT_OP_LT && v == 0))
+		return errmsg_set(err, errlen, "'%s %s' can never match",
+		                  op == PAT_OP_GT ? "gt" : "lt", val);
+	/* in MAJOR << 16 | MINOR, the next version after 3.65535 is 4.0 */
+	v += op == PAT_OP_GT ? 1 : op == PAT_OP_LT ? -1 : 0;
+	snprintf(out, outlen, "%s%lld.%lld%s", op == PAT_OP_LE || op == PAT_OP_LT ? ":" : "",
+	         (long long)(v >> 16), (long long)(v & 0xffff),
+	         op == PAT_OP_GE || op == PAT_OP_GT ? ":" : "");
+	return 0;
+}
+
 int pat_int_op_by_name(const char *w)
 {
 	static const char *const ops[] = { NULL, "eq", "ge", "gt", "le", "lt" };
@@ -361,6 +433,8 @@ static int parse_entry(struct pat_entry *e, const struct pat_expr *x, const char
 	case PAT_MATCH_FOUND: case PAT_MATCH_BOOL:
 		return 0;
 	case PAT_MATCH_INT: case PAT_MATCH_LEN:
+		if (x->flags & PAT_F_DOTTED_VER)
+			return parse_dotted_range(key, &e->u.range.min, &e->u.range.max, err, errlen);
 		return parse_range(key, &e->u.range.min, &e->u.range.max, err, errlen);
 	case PAT_MATCH_IP:
 		return parse_ip(key, nodns || (x->flags & PAT_F_NO_DNS), &e->u.ip.family,

@@ -568,13 +568,17 @@ void do_assign(struct stream *s)
 
 	if (!s->be) {
 		struct proxy *be;
-		int rc = stream_tcp_content_rules(s);
 
-		if (rc <= 0) {
-			if (rc == 0 && read_client_early(s) < 0)
-				stream_abort(s, 'C', 'R');
+		/* tcp-request content rules judge what the client sent so far:
+		 * read it before, so that each arrival (the read event wakes
+		 * the stream) is judged at once rather than at the end of the
+		 * inspect-delay, and so that the end of the input is known */
+		if (!list_empty(&s->fe->tcp_req_cont_rules) && read_client_early(s) < 0) {
+			stream_abort(s, 'C', 'R');
 			return;
 		}
+		if (stream_tcp_content_rules(s) <= 0)
+			return;
 		be = stream_choose_backend(s);
 
 		if (!be) {

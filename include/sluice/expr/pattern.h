@@ -105,6 +105,8 @@ struct pat_ref {
 /* Per-index flags */
 #define PAT_F_ICASE    0x01    /* -i: case-insensitive */
 #define PAT_F_NO_DNS   0x02    /* -n: no name resolution for ip patterns */
+#define PAT_F_DOTTED_VER 0x04  /* int patterns are versions "MAJOR[.MINOR]"
+                                * (MAJOR << 16 | MINOR): req.ssl_ver's ACL */
 
 struct pat_index;              /* private to pattern.c */
 
@@ -225,6 +227,10 @@ int pat_int_op_by_name(const char *word);   /* PAT_OP_*, 0 if not one */
  * or -1 with a message if <val> is not an integer. */
 int pat_int_op_key(enum pat_int_op op, const char *val, char *out, size_t outlen,
                    char *err, size_t errlen);
+/* The same for versions (PAT_F_DOTTED_VER): "gt 3.1" is "3.2:", "lt 3.0"
+ * is ":2.65535". */
+int pat_dotted_op_key(enum pat_int_op op, const char *val, char *out, size_t outlen,
+                      char *err, size_t errlen);
 
 /* Looks <smp> up in <expr>. Returns 1 on a match, 0 otherwise. If <value>
  * is not NULL and the index has values, the matched entry's value is copied
