@@ -50,6 +50,7 @@ static const char *const lock_kind_names[LK_KINDS] = {
 	[LK_POOL]        = "pool",
 	[LK_PATTERN]     = "pattern",
 	[LK_VARS]        = "vars",
+	[LK_SSL_SESS]    = "ssl_sess",
 	[LK_OTHER]       = "other",
 };
 

@@ -33,6 +33,7 @@
 #include <sluice/core/sched.h>
 #include <sluice/expr/sample.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_sess.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -750,7 +751,6 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 {
 	struct ssl_bind_conf *c = bc->ssl;
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-	static const unsigned char sid[] = "sluice";
 
 	if (!ctx) {
 		ssl_err(err, errlen, "cannot create a TLS context");
@@ -767,8 +767,14 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	 * notes in doc/benchmarks.md), and a client that opens several
 	 * connections gets one from each */
 	SSL_CTX_set_num_tickets(ctx, 1);
-	SSL_CTX_set_session_id_context(ctx, sid, sizeof(sid) - 1);
-	SSL_CTX_sess_set_cache_size(ctx, sslg.cachesize);
+	/* sessions are shared by every context of this bind line (SNI
+	 * switches between them) and by no other line: one that required a
+	 * client certificate must not resume a session of one that did not */
+	SSL_CTX_set_session_id_context(ctx, c->sid_ctx, (unsigned int)strlen((char *)c->sid_ctx));
+	if (sslg.cachesize)
+		ssl_sess_cache_attach(ctx);
+	else
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_timeout(ctx, sslg.lifetime_s);
 	SSL_CTX_set_app_data(ctx, c);
 	if (load_verify(ctx, c->ca_file, c->crl_file, err, errlen) < 0)
@@ -978,6 +984,7 @@ static int load_crt_arg(struct bind_conf *bc, const char *path, char *err, size_
 
 static int bind_ssl_build(struct bind_conf *bc)
 {
+	static unsigned int bind_seq;
 	struct ssl_bind_conf *c = bc->ssl;
 	char err[1024];
 
@@ -990,6 +997,11 @@ static int bind_ssl_build(struct bind_conf *bc)
 		          "one certificate ('crt').", bc->addr_str, bc->fe->name);
 		return 1;
 	}
+	if (sslg.cachesize && ssl_sess_cache_init(sslg.cachesize) < 0) {
+		cfg_alert(bc->file, bc->line, "no memory for the TLS session cache.");
+		return 1;
+	}
+	snprintf((char *)c->sid_ctx, sizeof(c->sid_ctx), "sluice-bind-%u", ++bind_seq);
 	for (int i = 0; i < c->ncrt; i++) {
 		if (load_crt_arg(bc, c->crt[i], err, sizeof(err)) < 0) {
 			cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,

@@ -49,6 +49,7 @@ struct ssl_bind_conf {
 	struct ssl_sni_ctx *sni;     /* one per certificate (set) */
 	int nsni;
 	SSL_CTX *def_ctx;            /* the first certificate's */
+	unsigned char sid_ctx[32];   /* session ID context, unique per line */
 };
 
 struct ssl_srv_conf {
