@@ -25,7 +25,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 #include <sluice/cfg/cfg.h>
@@ -252,6 +255,8 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 		return take_arg(args, nargs, i, &c->ca_file, sslg.ca_base, err, errlen);
 	if (!strcmp(o, "crl-file"))
 		return take_arg(args, nargs, i, &c->crl_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "tls-ticket-keys"))
+		return take_arg(args, nargs, i, &c->tls_ticket_keys, NULL, err, errlen);
 	if (!strcmp(o, "ciphers"))
 		return take_arg(args, nargs, i, &c->ciphers, NULL, err, errlen);
 	if (!strcmp(o, "ciphersuites"))
@@ -326,6 +331,12 @@ void ssl_bind_conf_free(struct ssl_bind_conf *c)
 		free(c->sni[i].names);
 	}
 	free(c->sni);
+	free(c->tls_ticket_keys);
+	if (c->tkeys) {
+		EVP_CIPHER_free(c->tkeys->cipher);
+		OPENSSL_cleanse(c->tkeys, sizeof(*c->tkeys));
+		free(c->tkeys);
+	}
 	free(c->ca_file);
 	free(c->crl_file);
 	free(c->alpn);
@@ -747,6 +758,104 @@ static int bind_sni_cb(SSL *ssl, int *al, void *arg)
 	return SSL_TLSEXT_ERR_OK;
 }
 
+/* tls-ticket-keys: one base64 key per line, 48 bytes (AES-128) or 80
+ * (AES-256): a 16-byte name, the AES key, the HMAC key; the first key sets
+ * the length for all. The last three are used, the middle one to encrypt:
+ * appending a key and reloading rotates them, as with HAProxy. */
+static int load_ticket_keys(struct ssl_bind_conf *c, char *err, size_t errlen)
+{
+	unsigned char (*keys)[80] = NULL;
+	int n = 0, len = 0, rc = -1;
+	char line[512];
+	FILE *f = fopen(c->tls_ticket_keys, "r");
+
+	if (!f) {
+		snprintf(err, errlen, "unable to read tls-ticket-keys file '%s': %s.",
+		         c->tls_ticket_keys, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t l = strcspn(line, "\r\n");
+		unsigned char raw[400];
+		int k;
+
+		if (!l)
+			continue;
+		k = EVP_DecodeBlock(raw, (unsigned char *)line, (int)l);
+		/* EVP_DecodeBlock counts the padding: take it off */
+		if (k > 0 && line[l - 1] == '=')
+			k -= (l > 1 && line[l - 2] == '=') ? 2 : 1;
+		if ((k != 48 && k != 80) || (len && k != len)) {
+			snprintf(err, errlen, "tls-ticket-keys file '%s': key %d is not a base64 "
+			         "key of %d bytes.", c->tls_ticket_keys, n + 1, len ? len : 48);
+			goto out;
+		}
+		len = k;
+		keys = realloc(keys, sizeof(*keys) * (size_t)(n + 1));
+		memcpy(keys[n++], raw, (size_t)k);
+	}
+	if (n < SSL_TKEYS) {
+		snprintf(err, errlen, "tls-ticket-keys file '%s' has %d keys, at least %d are "
+		         "needed.", c->tls_ticket_keys, n, SSL_TKEYS);
+		goto out;
+	}
+	c->tkeys = calloc(1, sizeof(*c->tkeys));
+	if (!c->tkeys)
+		goto out;
+	c->tkeys->key_len = len == 48 ? 16 : 32;
+	for (int i = 0; i < SSL_TKEYS; i++) {
+		const unsigned char *r = keys[n - SSL_TKEYS + i];
+		int kl = c->tkeys->key_len;
+
+		memcpy(c->tkeys->k[i].name, r, 16);
+		memcpy(c->tkeys->k[i].aes, r + 16, (size_t)kl);
+		memcpy(c->tkeys->k[i].hmac, r + 16 + kl, (size_t)kl);
+	}
+	c->tkeys->cipher = EVP_CIPHER_fetch(NULL, len == 48 ? "AES-128-CBC" : "AES-256-CBC", NULL);
+	rc = c->tkeys->cipher ? 0 : ssl_err(err, errlen, "cannot fetch the ticket cipher");
+out:
+	if (keys)
+		OPENSSL_cleanse(keys, sizeof(*keys) * (size_t)n);
+	free(keys);
+	fclose(f);
+	return rc;
+}
+
+/* Encrypts new tickets with the middle key, decrypts with any of the three
+ * (asking for a new ticket when it was not the current one). */
+static int ticket_key_cb(SSL *ssl, unsigned char name[16], unsigned char iv[16],
+                         EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
+{
+	const struct ssl_bind_conf *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	const struct ssl_ticket_keys *tk = c->tkeys;
+	const struct ssl_ticket_key *k = NULL;
+	OSSL_PARAM params[3];
+	int i = 1;
+
+	if (enc) {
+		k = &tk->k[1];
+		memcpy(name, k->name, 16);
+		if (RAND_bytes(iv, 16) <= 0 ||
+		    !EVP_EncryptInit_ex(cctx, tk->cipher, NULL, k->aes, iv))
+			return -1;
+	} else {
+		for (i = 0; i < SSL_TKEYS && memcmp(tk->k[i].name, name, 16); i++)
+			;
+		if (i == SSL_TKEYS)
+			return 0;   /* unknown key: a full handshake */
+		k = &tk->k[i];
+		if (!EVP_DecryptInit_ex(cctx, tk->cipher, NULL, k->aes, iv))
+			return -1;
+	}
+	params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, (void *)k->hmac,
+	                                              (size_t)tk->key_len);
+	params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0);
+	params[2] = OSSL_PARAM_construct_end();
+	if (!EVP_MAC_CTX_set_params(hctx, params))
+		return -1;
+	return enc || i == 1 ? 1 : 2;
+}
+
 static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 {
 	struct ssl_bind_conf *c = bc->ssl;
@@ -768,9 +877,9 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	 * connections gets one from each */
 	SSL_CTX_set_num_tickets(ctx, 1);
 	/* sessions are shared by every context of this bind line (SNI
-	 * switches between them) and by no other line: one that required a
-	 * client certificate must not resume a session of one that did not */
-	SSL_CTX_set_session_id_context(ctx, c->sid_ctx, (unsigned int)strlen((char *)c->sid_ctx));
+	 * switches between them), and by lines that authenticate clients the
+	 * same way (bind_sid_ctx()) */
+	SSL_CTX_set_session_id_context(ctx, c->sid_ctx, sizeof(c->sid_ctx));
 	if (sslg.cachesize)
 		ssl_sess_cache_attach(ctx);
 	else
@@ -793,6 +902,8 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (c->verify == SSL_VFY_REQUIRED ?
 		                   SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), bind_verify_cb);
 	}
+	if (c->tkeys)
+		SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
 	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
 	SSL_CTX_set_tlsext_servername_callback(ctx, bind_sni_cb);
 	SSL_CTX_set_tlsext_servername_arg(ctx, c);
@@ -982,9 +1093,32 @@ static int load_crt_arg(struct bind_conf *bc, const char *path, char *err, size_
 	return rc;
 }
 
+/* The session ID context of a bind line: a digest of what decides whether
+ * a client was authenticated (verify, its CA and CRL files, the errors
+ * ignored). OpenSSL resumes a session only where the context matches, so a
+ * session made where no client certificate was asked is never resumed on
+ * a line that requires one, while lines (and processes sharing
+ * tls-ticket-keys) with the same settings resume each other's sessions. */
+static void bind_sid_ctx(struct ssl_bind_conf *c)
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned int len = sizeof(c->sid_ctx);
+	const char *parts[2] = { c->ca_file ? c->ca_file : "", c->crl_file ? c->crl_file : "" };
+
+	if (md && EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+		EVP_DigestUpdate(md, "sluice", 6);
+		EVP_DigestUpdate(md, &c->verify, sizeof(c->verify));
+		for (int i = 0; i < 2; i++)
+			EVP_DigestUpdate(md, parts[i], strlen(parts[i]) + 1);
+		EVP_DigestUpdate(md, c->ca_ignore, sizeof(c->ca_ignore));
+		EVP_DigestUpdate(md, c->crt_ignore, sizeof(c->crt_ignore));
+		EVP_DigestFinal_ex(md, c->sid_ctx, &len);
+	}
+	EVP_MD_CTX_free(md);
+}
+
 static int bind_ssl_build(struct bind_conf *bc)
 {
-	static unsigned int bind_seq;
 	struct ssl_bind_conf *c = bc->ssl;
 	char err[1024];
 
@@ -1001,7 +1135,12 @@ static int bind_ssl_build(struct bind_conf *bc)
 		cfg_alert(bc->file, bc->line, "no memory for the TLS session cache.");
 		return 1;
 	}
-	snprintf((char *)c->sid_ctx, sizeof(c->sid_ctx), "sluice-bind-%u", ++bind_seq);
+	bind_sid_ctx(c);
+	if (c->tls_ticket_keys && !c->tkeys && load_ticket_keys(c, err, sizeof(err)) < 0) {
+		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
+		          bc->fe->name, err);
+		return 1;
+	}
 	for (int i = 0; i < c->ncrt; i++) {
 		if (load_crt_arg(bc, c->crt[i], err, sizeof(err)) < 0) {
 			cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,

@@ -33,6 +33,20 @@ struct ssl_sni_ctx {
 	int key_types;               /* bit EVP_PKEY_RSA / EC loaded (1, 2) */
 };
 
+/* Session ticket keys of a bind line (tls-ticket-keys): the last three of
+ * the file; the middle one encrypts, all three decrypt. */
+#define SSL_TKEYS 3
+struct ssl_ticket_key {
+	unsigned char name[16];
+	unsigned char aes[32];
+	unsigned char hmac[32];
+};
+struct ssl_ticket_keys {
+	struct ssl_ticket_key k[SSL_TKEYS];
+	int key_len;                 /* 16 (AES-128) or 32 (AES-256) */
+	EVP_CIPHER *cipher;          /* fetched once */
+};
+
 struct ssl_bind_conf {
 	int enabled;                 /* `ssl` */
 	char **crt;                  /* crt arguments, crt-base applied */
@@ -44,12 +58,14 @@ struct ssl_bind_conf {
 	char *ciphers, *ciphersuites, *curves, *ecdhe;
 	struct ssl_methods m;
 	int strict_sni;
+	char *tls_ticket_keys;       /* tls-ticket-keys file */
+	struct ssl_ticket_keys *tkeys;   /* loaded from it, or NULL */
 	uint64_t ca_ignore[2], crt_ignore[2];   /* X509_V_ERR_* bits */
 	/* built at start-up */
 	struct ssl_sni_ctx *sni;     /* one per certificate (set) */
 	int nsni;
 	SSL_CTX *def_ctx;            /* the first certificate's */
-	unsigned char sid_ctx[32];   /* session ID context, unique per line */
+	unsigned char sid_ctx[32];   /* session ID context (bind_sid_ctx()) */
 };
 
 struct ssl_srv_conf {
