@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
@@ -37,6 +38,7 @@ def count(a, side, scen, work, origin_port, so, traffic):
         res = bench.parse_wrk(bench.run_wrk(bench.wrk_cmd(a, scen, port, a.conns, a.duration),
                                             a.duration))
         reqs = res["requests"]
+    time.sleep(0.3)   # the shim writes its totals every 50 ms
     bench.stop(p)
     with open(out) as f:
         v = f.read().split()

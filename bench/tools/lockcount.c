@@ -25,14 +25,18 @@ static _Atomic unsigned long n_rd, n_wr, n_rd_wait, n_wr_wait;
 static void dump(void)
 {
 	const char *path = getenv("LOCKCOUNT_OUT");
-	FILE *f = path ? fopen(path, "w") : NULL;
+	char tmp[4096];
+	FILE *f;
 
-	if (!f)
+	/* written aside then renamed: a reader never sees half a file */
+	if (!path || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp) ||
+	    !(f = fopen(tmp, "w")))
 		return;
 	fprintf(f, "rdlock %lu wrlock %lu rdlock_waited %lu wrlock_waited %lu\n",
 	        atomic_load(&n_rd), atomic_load(&n_wr), atomic_load(&n_rd_wait),
 	        atomic_load(&n_wr_wait));
 	fclose(f);
+	rename(tmp, path);
 }
 
 static void *dumper(void *arg)
