@@ -1209,6 +1209,7 @@ int smp_check_use(unsigned int use, unsigned int avail, const char *what,
 		"a server", "a transaction", "the request contents", "HTTP request headers",
 		"HTTP request body", "HTTP response headers", "HTTP response body",
 		"the HTTP request method", "the HTTP response status", "HTTP headers",
+		"the client connection's TLS session", "the server connection's TLS session",
 	};
 	unsigned int missing = use & ~avail & ~SMP_USE_INTRN;
 

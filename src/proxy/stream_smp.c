@@ -388,7 +388,9 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 	c.final = final;
 	/* no transaction yet on connection and session (unique-id has no
 	 * value there, as in HAProxy) */
-	if (set == ACT_TCP_REQ_CONN || set == ACT_TCP_REQ_SESS)
+	if (set == ACT_TCP_REQ_CONN)
+		c.avail = SMP_AVAIL_TCP_CONN;
+	else if (set == ACT_TCP_REQ_SESS)
 		c.avail = SMP_AVAIL_TCP_SESS;
 	if (set == ACT_TCP_REQ_CONT) {
 		c.req_data.ptr = buf_head(&s->req);
@@ -419,12 +421,21 @@ int stream_tcp_conn_rules(struct stream *s)
 	}
 	if (env.expect_proxy && s->st != SST_PROXY_HDR)
 		s->st = SST_PROXY_HDR;
-	if (!list_empty(&s->fe->tcp_req_sess_rules)) {
-		v = run_tcp_rules(s, &s->fe->tcp_req_sess_rules, ACT_TCP_REQ_SESS, 1, &env);
-		if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
-			CNT_INC(s->fe->fe_cnt.denied_req);
-			return -1;
-		}
+	return 0;
+}
+
+int stream_tcp_sess_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_sess_rules;
+
+	if (list_empty(rules))
+		return 0;
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_SESS, 1, &env);
+	if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		return -1;
 	}
 	return 0;
 }
