@@ -241,9 +241,21 @@ int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
 	return 1;
 }
 
+/* The client connection, or the server connection this stream uses now
+ * (kept between requests too). Both belong to the stream's thread. */
+static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side)
+{
+	struct stream *s = ctx->owner;
+	const struct conn *c = side == SMP_CONN_BACK ? &s->sc : &s->cli;
+
+	if (!conn_is_open(c) || (c->flags & CONN_F_TLS_HS))
+		return NULL;
+	return c->ssl;
+}
+
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
-	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id,
+	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
 };
 
 /* What req.body / res.body see of a message whose head is parsed: the

@@ -259,6 +259,9 @@ enum smp_id_kind   { SMP_ID_FE, SMP_ID_BE, SMP_ID_SRV, SMP_ID_LISTENER };
 enum smp_be_metric { SMP_BE_NBSRV, SMP_BE_CONN, SMP_BE_QUEUE, SMP_BE_AVG_QUEUE,
                      SMP_BE_CONNSLOTS };
 enum smp_srv_metric { SMP_SRV_CONN, SMP_SRV_QUEUE, SMP_SRV_IS_UP };
+enum smp_conn_side  { SMP_CONN_FRONT, SMP_CONN_BACK };
+
+struct ssl_st;                   /* OpenSSL's SSL */
 
 /* Accessors the integrator provides (any may be NULL: the fetch fails).
  * Each returns 1 with a result, 0 when it has none. For backend and server
@@ -278,6 +281,11 @@ struct smp_ops {
 	                  int64_t *out);
 	/* unique-id: generated on first use (unique-id-format) and kept */
 	int (*unique_id)(struct smp_ctx *ctx, struct ist *out);
+	/* The TLS session of the client connection (FRONT) or of the server
+	 * connection (BACK), once its handshake is complete; NULL when that
+	 * connection is not under TLS, or there is none (yet, or any more).
+	 * Only to read, on the calling thread, during the evaluation. */
+	struct ssl_st *(*ssl)(const struct smp_ctx *ctx, enum smp_conn_side side);
 };
 
 struct var_store;
