@@ -7,9 +7,8 @@
  * They read OpenSSL's SSL object of a connection, which the integrator
  * gives through smp_ops->ssl() once the handshake is complete; nothing
  * here knows a stream. Names, types and results are HAProxy's: on a
- * connection that is not under TLS, ssl_fc, ssl_bc, ssl_fc_has_sni,
- * ssl_fc_has_early and the *_is_resumed fetches are false, every other
- * one has no value.
+ * connection that is not under TLS, ssl_fc, ssl_bc, ssl_fc_has_sni and
+ * the *_is_resumed fetches are false, every other one has no value.
  *
  * Where they may be used (SMP_USE_L5CLI, SMP_USE_L5SRV): the client side
  * from tcp-request session rules on (connection rules run before the
@@ -267,6 +266,8 @@ static int fetch_fc_has_sni(const struct smp_args *args, struct sample *smp, str
 /* No TLS 1.3 early data is accepted: never true. */
 static int fetch_fc_has_early(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
+	if (!ctx_ssl(ctx, SMP_CONN_FRONT))
+		return 0;
 	smp_set_bool(smp, 0);
 	return 1;
 }
