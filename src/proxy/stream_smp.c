@@ -241,13 +241,17 @@ int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
 	return 1;
 }
 
-/* The client connection, or the server connection this stream uses now
- * (kept between requests too). Both belong to the stream's thread. */
+/* The client connection, or the server connection of the server this
+ * stream (transaction) uses: a connection kept from a previous request
+ * is not this one's when no server was chosen (a `return`). Both belong
+ * to the stream's thread. */
 static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side)
 {
 	struct stream *s = ctx->owner;
 	const struct conn *c = side == SMP_CONN_BACK ? &s->sc : &s->cli;
 
+	if (side == SMP_CONN_BACK && !s->srv)
+		return NULL;
 	if (!conn_is_open(c) || (c->flags & CONN_F_TLS_HS))
 		return NULL;
 	return c->ssl;
