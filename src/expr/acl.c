@@ -19,25 +19,30 @@ __attribute__((used)) static const int *const acl_cfg_anchor = &expr_acl_cfg_anc
 /* ACL keywords that are not plain fetches: "<base>_<method>" derivatives
  * (hdr_beg, path_end, urlp_reg...) and names with an implied method. When
  * converters follow, the implied method is ignored (manual 7.1). */
+#define DERIV_ALL 0x7f          /* _beg _dir _dom _end _len _reg _sub */
+#define DERIV_END 0x08
+#define DERIV_REG 0x20
+
 static const struct acl_base {
 	const char *acl;           /* name as written in an ACL */
 	const char *fetch;         /* fetch it stands for */
-	int derivable;             /* accepts _beg _dir _dom _end _len _reg _sub */
+	unsigned int derivable;    /* the suffixes it accepts: bits of acl_suffixes[] */
 	enum pat_match match;      /* method of the name alone */
 	unsigned int pat_flags;    /* PAT_F_* its patterns are read with */
 } acl_bases[] = {
-	{ "base",      "base",      1, PAT_MATCH_STR },
-	{ "cook",      "req.cook",  1, PAT_MATCH_STR },
-	{ "req.cook",  "req.cook",  1, PAT_MATCH_STR },
-	{ "hdr",       "req.hdr",   1, PAT_MATCH_STR },   /* hdr* ACLs are about the request */
-	{ "req.hdr",   "req.hdr",   1, PAT_MATCH_STR },
-	{ "res.hdr",   "res.hdr",   1, PAT_MATCH_STR },
-	{ "shdr",      "res.hdr",   1, PAT_MATCH_STR },
-	{ "scook",     "res.cook",  1, PAT_MATCH_STR },
-	{ "path",      "path",      1, PAT_MATCH_STR },
-	{ "url",       "url",       1, PAT_MATCH_STR },
-	{ "urlp",      "urlp",      1, PAT_MATCH_STR },   /* url_param's alias, named as HAProxy */
-	{ "url_param", "url_param", 1, PAT_MATCH_STR },
+	{ "base",      "base",      DERIV_ALL, PAT_MATCH_STR },
+	{ "cook",      "req.cook",  DERIV_ALL, PAT_MATCH_STR },
+	{ "req.cook",  "req.cook",  DERIV_ALL, PAT_MATCH_STR },
+	{ "hdr",       "req.hdr",   DERIV_ALL, PAT_MATCH_STR },   /* hdr* ACLs are about the request */
+	{ "req.hdr",   "req.hdr",   DERIV_ALL, PAT_MATCH_STR },
+	{ "res.hdr",   "res.hdr",   DERIV_ALL, PAT_MATCH_STR },
+	{ "shdr",      "res.hdr",   DERIV_ALL, PAT_MATCH_STR },
+	{ "scook",     "res.cook",  DERIV_ALL, PAT_MATCH_STR },
+	{ "path",      "path",      DERIV_ALL, PAT_MATCH_STR },
+	{ "url",       "url",       DERIV_ALL, PAT_MATCH_STR },
+	{ "urlp",      "urlp",      DERIV_ALL, PAT_MATCH_STR },   /* url_param's alias, named as HAProxy */
+	{ "url_param", "url_param", DERIV_ALL, PAT_MATCH_STR },
+	{ "ssl_fc_sni", "ssl_fc_sni", DERIV_END | DERIV_REG, PAT_MATCH_STR },   /* only these two */
 	/* versions written MAJOR.MINOR ("3.1" for TLS 1.0), matched as the
 	 * integers the fetch returns */
 	{ "req.ssl_ver", "req.ssl_ver", 0, PAT_MATCH_INT, PAT_F_DOTTED_VER },
@@ -45,6 +50,7 @@ static const struct acl_base {
 	{ NULL }
 };
 
+/* in the order of the DERIV_* bits */
 static const struct { const char *suffix; enum pat_match match; } acl_suffixes[] = {
 	{ "_beg", PAT_MATCH_BEG }, { "_dir", PAT_MATCH_DIR }, { "_dom", PAT_MATCH_DOM },
 	{ "_end", PAT_MATCH_END }, { "_len", PAT_MATCH_LEN }, { "_reg", PAT_MATCH_REG },
@@ -194,7 +200,8 @@ static struct sample_expr *parse_criterion(const char *crit, int *implied,
 			m = (int)b->match;
 		else if (b->derivable && klen == blen + 4 && strncmp(crit, b->acl, blen) == 0)
 			for (size_t i = 0; i < sizeof(acl_suffixes) / sizeof(acl_suffixes[0]); i++)
-				if (strncmp(crit + blen, acl_suffixes[i].suffix, 4) == 0)
+				if ((b->derivable & (1u << i)) &&
+				    strncmp(crit + blen, acl_suffixes[i].suffix, 4) == 0)
 					m = (int)acl_suffixes[i].match;
 		if (m < 0)
 			continue;

@@ -30,7 +30,7 @@ F(stopping); F(hostname); F(wait_end); F(src); F(dst); F(src_port);
 F(dst_port); F(fe_name); F(be_name); F(srv_name); F(so_name); F(fe_id);
 F(be_id); F(srv_id); F(so_id); F(nbsrv); F(be_conn); F(queue); F(avg_queue);
 F(connslots); F(srv_conn); F(srv_queue); F(srv_is_up); F(unique_id);
-F(txn_id); F(req_len); F(payload); F(rdp_cookie); F(rdp_cookie_cnt);
+F(txn_id); F(fc_err); F(fc_err_str); F(req_len); F(payload); F(rdp_cookie); F(rdp_cookie_cnt);
 #undef F
 
 static int check_bool(struct smp_args *args, char *err, size_t errlen);
@@ -77,6 +77,8 @@ static const struct smp_fetch_kw internal_fetches[] = {
 	{ "dst",      smp_fetch_dst,      { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_L4CLI },
 	{ "src_port", smp_fetch_src_port, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI },
 	{ "dst_port", smp_fetch_dst_port, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI },
+	{ "fc_err",   smp_fetch_fc_err,   { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI },
+	{ "fc_err_str", smp_fetch_fc_err_str, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_L4CLI },
 	{ "fe_name",  smp_fetch_fe_name,  { 0 }, 0, NULL, SMP_T_STR, SMP_USE_L5 },
 	{ "fe_id",    smp_fetch_fe_id,    { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L5 },
 	{ "so_name",  smp_fetch_so_name,  { 0 }, 0, NULL, SMP_T_STR, SMP_USE_L5 },
@@ -403,6 +405,23 @@ static int smp_fetch_src_port(const struct smp_args *args, struct sample *smp, s
 static int smp_fetch_dst_port(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
 	return fetch_port(smp, ctx, SMP_ADDR_CLI_DST);
+}
+
+/* fc_err, fc_err_str: HAProxy's code of a connection that failed before a
+ * session existed (PROXY header, TLS handshake...). sluice makes no stream
+ * (no sample context) for those: a stream's connection has none, 0,
+ * "Success" (CO_ER_NONE's text). */
+static int smp_fetch_fc_err(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	smp_set_sint(smp, 0);
+	return 1;
+}
+
+static int smp_fetch_fc_err_str(const struct smp_args *args, struct sample *smp,
+                                struct smp_ctx *ctx)
+{
+	smp_set_const_str(smp, SMP_T_STR, "Success", 7);
+	return 1;
 }
 
 static int fetch_name(struct sample *smp, struct smp_ctx *ctx, enum smp_name_kind k)

@@ -26,11 +26,11 @@
  * here makes any program that parses an expression link them all, even
  * from a static archive (constructors alone would not pull them in). */
 extern const int expr_fetch_internal_anchor, expr_fetch_http_anchor,
-	expr_conv_str_anchor, expr_conv_arith_anchor, expr_conv_hash_anchor,
+	expr_fetch_ssl_anchor, expr_conv_str_anchor, expr_conv_arith_anchor, expr_conv_hash_anchor,
 	expr_conv_json_anchor, expr_conv_proto_anchor, expr_map_anchor,
 	expr_vars_anchor, expr_fetch_ssl_hello_anchor;
 __attribute__((used)) static const int *const expr_anchors[] = {
-	&expr_fetch_internal_anchor, &expr_fetch_http_anchor,
+	&expr_fetch_internal_anchor, &expr_fetch_http_anchor, &expr_fetch_ssl_anchor,
 	&expr_conv_str_anchor, &expr_conv_arith_anchor, &expr_conv_hash_anchor,
 	&expr_conv_json_anchor, &expr_conv_proto_anchor, &expr_map_anchor,
 	&expr_vars_anchor, &expr_fetch_ssl_hello_anchor,
@@ -1209,6 +1209,7 @@ int smp_check_use(unsigned int use, unsigned int avail, const char *what,
 		"a server", "a transaction", "the request contents", "HTTP request headers",
 		"HTTP request body", "HTTP response headers", "HTTP response body",
 		"the HTTP request method", "the HTTP response status", "HTTP headers",
+		"the client connection's TLS session", "the server connection's TLS session",
 	};
 	unsigned int missing = use & ~avail & ~SMP_USE_INTRN;
 

@@ -37,6 +37,7 @@
 static int kw_http_conn(KW_ARGS);
 static int kw_option_flag(KW_ARGS);
 static int kw_httplog(KW_ARGS);
+static int kw_httpslog(KW_ARGS);
 static int kw_fwd(KW_ARGS);
 static int kw_http_timeout(KW_ARGS);
 static int kw_http_reuse(KW_ARGS);
@@ -65,6 +66,7 @@ static const struct cfg_kw http_cfg_kws[] = {
 	{ "option",  "http-ignore-probes", CFG_SEC_FE,   kw_option_flag, 1 },
 	{ "option",  "logasap",           CFG_SEC_FE,    kw_option_flag, 1 },
 	{ "option",  "httplog",           CFG_SEC_FE,    kw_httplog },
+	{ "option",  "httpslog",          CFG_SEC_FE,    kw_httpslog },
 	{ "option",  "forwardfor",        CFG_SEC_PROXY, kw_fwd },
 	{ "option",  "originalto",        CFG_SEC_PROXY, kw_fwd },
 	{ "timeout", "http-request",      CFG_SEC_PROXY, kw_http_timeout },
@@ -164,8 +166,28 @@ static int kw_httplog(KW_ARGS)
 		            "in 'defaults' section.");
 	free(px->log_format);
 	px->log_format = NULL;
-	px->options &= ~(PX_O_TCPLOG | PX_O_HTTPLOG_CLF);
+	px->options &= ~(PX_O_TCPLOG | PX_O_HTTPLOG_CLF | PX_O_HTTPSLOG);
 	px->options |= PX_O_HTTPLOG | (nargs > 2 ? PX_O_HTTPLOG_CLF : 0);
+	return 0;
+}
+
+/* option httpslog: httplog's format and the TLS fields (LF_HTTPSLOG_FORMAT),
+ * with the same "last one wins" rule. HAProxy 2.6 takes and ignores
+ * arguments; so does sluice, with a warning. */
+static int kw_httpslog(KW_ARGS)
+{
+	struct proxy *px = ctx->px;
+
+	if (nargs > 2)
+		cfg_warning(ctx->file, ctx->line, "'option httpslog' takes no argument: '%s' "
+		            "ignored.", args[2]);
+	if (px->log_format && ctx->section == CFG_SEC_DEFAULTS)
+		cfg_warning(ctx->file, ctx->line, "'option httplog' overrides previous 'log-format' "
+		            "in 'defaults' section.");
+	free(px->log_format);
+	px->log_format = NULL;
+	px->options &= ~(PX_O_TCPLOG | PX_O_HTTPLOG_CLF);
+	px->options |= PX_O_HTTPLOG | PX_O_HTTPSLOG;
 	return 0;
 }
 
@@ -974,11 +996,12 @@ static void tcp_proxy_fallbacks(struct proxy *px)
 		px->monitor_uri = NULL;
 	}
 	if ((px->cap & PX_CAP_FE) && (px->options & PX_O_HTTPLOG) && !px->log_format) {
-		cfg_warning(px->conf_file, px->conf_line, "'option httplog' not usable with %s '%s' "
-		            "(needs 'mode http'). Falling back to 'option tcplog'.", kind, px->name);
+		cfg_warning(px->conf_file, px->conf_line, "'option %s' not usable with %s '%s' "
+		            "(needs 'mode http'). Falling back to 'option tcplog'.",
+		            (px->options & PX_O_HTTPSLOG) ? "httpslog" : "httplog", kind, px->name);
 		px->options |= PX_O_TCPLOG;
 	}
-	px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF);
+	px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF | PX_O_HTTPSLOG);
 	for (size_t i = 0; i < sizeof(http_only_opts) / sizeof(http_only_opts[0]); i++) {
 		if (!(px->options & http_only_opts[i].flag))
 			continue;

@@ -35,6 +35,7 @@
 #include <sluice/core/global.h>
 #include <sluice/core/sched.h>
 #include <sluice/expr/sample.h>
+#include <sluice/net/ssl_capture.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_sess.h>
 #include <sluice/proxy/proxy.h>
@@ -52,6 +53,7 @@ static struct {
 	int srv_verify_none;         /* ssl-server-verify none */
 	long cachesize, lifetime_s;
 	int maxrecord;
+	size_t capture_size;         /* tune.ssl.capture-buffer-size, 0: off */
 } sslg = { .cachesize = 20000, .lifetime_s = 300 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -561,9 +563,12 @@ static int kw_ssl_tune_int(struct cfg_ctx *ctx, char **args, int nargs, char *er
 		sslg.cachesize = v;
 	else if (!strcmp(args[0], "tune.ssl.maxrecord"))
 		sslg.maxrecord = (int)v;
+	else if (!strncmp(args[0], "tune.ssl.capture-", 17))
+		/* capture-buffer-size, and its older name capture-cipherlist-size;
+		 * beyond 64 kB it could not hold more (16-bit list lengths) */
+		sslg.capture_size = v > 65535 ? 65535 : (size_t)v;
 	/* tune.ssl.default-dh-param: OpenSSL 3 picks DH parameters matching
-	 * the certificate (SSL_CTX_set_dh_auto); tune.ssl.capture-buffer-size
-	 * sizes captures sluice does not make yet */
+	 * the certificate (SSL_CTX_set_dh_auto) */
 	return 0;
 }
 
@@ -675,16 +680,31 @@ static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
 }
 
 /* The first verification errors of a connection, kept in SSL ex_data as
- * ((ca_err + 1) << 16 | (crt_err + 1)): ssl_c_ca_err / ssl_c_err. */
+ * (depth << 24 | (ca_err + 1) << 12 | (crt_err + 1)): the first error at
+ * depth 0 (ssl_c_err), the first at a greater depth (ssl_c_ca_err) and
+ * that depth (ssl_c_ca_err_depth, at most 255). X509_V_ERR_* codes fit
+ * in 12 bits (OpenSSL 3.0 has fewer than 100). */
+#define VERR_MASK 0xfffu
+
 static void note_verify_err(SSL *ssl, int depth, int e)
 {
 	uintptr_t v = (uintptr_t)SSL_get_ex_data(ssl, ssl_ex_idx_verr);
+	uintptr_t code = (uintptr_t)(e + 1) & VERR_MASK;
 
-	if (depth && !(v >> 16))
-		v |= (uintptr_t)(e + 1) << 16;
-	else if (!depth && !(v & 0xffff))
-		v |= (uintptr_t)(e + 1);
+	if (depth && !((v >> 12) & VERR_MASK))
+		v |= code << 12 | (uintptr_t)(depth > 255 ? 255 : depth) << 24;
+	else if (!depth && !(v & VERR_MASK))
+		v |= code;
 	SSL_set_ex_data(ssl, ssl_ex_idx_verr, (void *)v);
+}
+
+void ssl_verify_errors(const SSL *ssl, int *crt_err, int *ca_err, int *ca_depth)
+{
+	uintptr_t v = ssl_ex_idx_verr < 0 ? 0 : (uintptr_t)SSL_get_ex_data(ssl, ssl_ex_idx_verr);
+
+	*crt_err = (v & VERR_MASK) ? (int)(v & VERR_MASK) - 1 : 0;
+	*ca_err = ((v >> 12) & VERR_MASK) ? (int)((v >> 12) & VERR_MASK) - 1 : 0;
+	*ca_depth = (int)((v >> 24) & 0xff);
 }
 
 static int bind_verify_cb(int ok, X509_STORE_CTX *xs)
@@ -905,6 +925,10 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	if (c->tkeys)
 		SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
 	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
+	if (sslg.capture_size && ssl_capture_enable(ctx, sslg.capture_size) < 0) {
+		snprintf(err, errlen, "cannot set up the ClientHello capture.");
+		goto fail;
+	}
 	SSL_CTX_set_tlsext_servername_callback(ctx, bind_sni_cb);
 	SSL_CTX_set_tlsext_servername_arg(ctx, c);
 	return ctx;

@@ -47,7 +47,8 @@ struct tls_bio {
 	uint32_t pre_len, pre_off;   /* pre[]: bytes to read first (server) or
 	                              * to send first (client) */
 	int pre_is_output;
-	unsigned long last_err;      /* OpenSSL error that failed the conn */
+	unsigned long last_err;      /* OpenSSL error that failed the conn
+	                              * (the first failure's) */
 	unsigned char pre[];
 };
 
@@ -202,7 +203,7 @@ static void tls_failed(struct conn *c, int code)
 	struct tls_bio *tb = BIO_get_data(SSL_get_rbio(c->ssl));
 	unsigned long e = ERR_peek_last_error();
 
-	if (tb && e)
+	if (tb && e && !tb->last_err)
 		tb->last_err = e;
 	ERR_clear_error();
 	c->err = code;
@@ -372,6 +373,13 @@ void tls_free(struct conn *c, int clean)
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 	c->flags &= ~(CONN_F_TLS_HS | CONN_F_WR_WAITS_RD | CONN_F_RD_WAITS_WR);
+}
+
+unsigned long tls_error_code(const struct ssl_st *ssl)
+{
+	const struct tls_bio *tb = ssl ? BIO_get_data(SSL_get_rbio(ssl)) : NULL;
+
+	return tb ? tb->last_err : 0;
 }
 
 const char *tls_error_str(const struct conn *c)

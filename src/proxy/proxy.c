@@ -731,7 +731,7 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 			ctx->px->options |= tab[i].flag;
 		if (tab[i].flag == PX_O_TCPLOG && !ctx->negate) {
 			/* the last of tcplog / httplog / log-format wins */
-			ctx->px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF);
+			ctx->px->options &= ~(PX_O_HTTPLOG | PX_O_HTTPLOG_CLF | PX_O_HTTPSLOG);
 			proxy_clear_log_format(ctx->px);
 		}
 		return 0;
@@ -1179,7 +1179,8 @@ static int proxy_check_one(struct proxy *px)
 	} else if ((px->options & PX_O_HTTPLOG) && px->mode == PX_MODE_HTTP) {
 		char err[512];
 
-		if (lf_compile((px->options & PX_O_HTTPLOG_CLF) ? LF_HTTPLOG_CLF_FORMAT :
+		if (lf_compile((px->options & PX_O_HTTPSLOG) ? LF_HTTPSLOG_FORMAT :
+		               (px->options & PX_O_HTTPLOG_CLF) ? LF_HTTPLOG_CLF_FORMAT :
 		               LF_HTTPLOG_FORMAT, &px->logfmt, err, sizeof(err)) < 0) {
 			cfg_alert(px->conf_file, px->conf_line, "internal: httplog format: %s", err);
 			errors++;

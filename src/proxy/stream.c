@@ -161,6 +161,20 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
 
 /* ---- life cycle ---- */
 
+/* The session is established: PROXY header read, TLS handshake done. The
+ * tcp-request session rules run now, as in HAProxy (they may read the
+ * addresses a PROXY header gave, and the TLS session). Returns 0, or -1
+ * when they refused it (stream closed, nothing logged: no session). */
+static int stream_session_ready(struct stream *s)
+{
+	if (stream_tcp_sess_rules(s) == 0)
+		return 0;
+	s->term[0] = 'P';
+	s->term[1] = 'R';
+	s->st = SST_CLOSED;
+	return -1;
+}
+
 int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 {
 	struct stream *s = pool_zalloc(&pool_stream);
@@ -221,7 +235,9 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 			s->term[1] = 'R';
 			s->st = SST_CLOSED;
 		}
-		stream_log_connect(s);
+		/* without TLS the session is there at once; refused: no log */
+		if (s->st == SST_CLOSED || s->st == SST_CLI_HANDSHAKE || stream_session_ready(s) == 0)
+			stream_log_connect(s);
 	}
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return 0;
@@ -331,20 +347,16 @@ void stream_free(struct stream *s)
 	stream_release_server(s);
 	if (conn_is_open(&s->sc) && s->srv)
 		atomic_fetch_sub(&s->srv->used_conns, 1);
-	if (s->fe->logfmt.count) {
-		/* local addresses are looked up lazily: the end-of-session log
-		 * line may print them, so ask while the sockets exist */
-		conn_dst(&s->cli);
-		conn_src(&s->sc);
-	}
-	conn_close(&s->sc);
-	conn_close(&s->cli);
 	/* as HAProxy does, the backend no longer counts this stream in the
 	 * %bc of its own log line */
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
+	/* while the connections exist: the line may print their local
+	 * addresses (looked up lazily) and read their TLS sessions */
 	if (!(s->http_flags & SF_HTTP) && !s->hs_failed)
 		stream_log_end(s);
+	conn_close(&s->sc);
+	conn_close(&s->cli);
 
 	stream_account_bytes(s);
 	atomic_fetch_sub(&s->fe->feconn, 1);
@@ -451,6 +463,7 @@ static void do_cli_handshake(struct stream *s)
 
 	if (rc == 0) {
 		s->st = s->after_hs;
+		stream_session_ready(s);
 		return;
 	}
 	if (rc == EINPROGRESS) {
@@ -531,6 +544,8 @@ static void do_proxy_hdr(struct stream *s)
 		s->cli.dst = pp.dst;
 		s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	}
+	if (s->st != SST_CLI_HANDSHAKE && stream_session_ready(s) < 0)
+		return;
 	stream_log_connect(s);
 }
 

@@ -994,7 +994,7 @@ static void txn_end(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	uint64_t now = now_ms();
-	int offer;
+	enum sc_plan plan;
 
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
 	if (t->status < 0 && t->res.status)
@@ -1006,19 +1006,21 @@ static void txn_end(struct stream *s)
 		stream_record_times(s);
 	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
-	offer = http_keep_or_close_server_conn(s);
+	plan = http_server_conn_plan(s);
 	http_service_release(s);   /* what a HEAD response did not send */
 	s->res.head = s->res.data = 0;
 	s->res_fwd = 0;
 	/* as HAProxy, the log line no longer counts this stream in %bc and
-	 * %sc: its slot is released (and handed over) first */
-	if (offer)
-		http_release_slot_offer(s);
-	else
+	 * %sc: its slot is released first (a slot offered with the connection
+	 * is handed over after the log, but its count moves with it: %sc is
+	 * the same). The server connection leaves the stream after the log,
+	 * which may read it (ssl_bc, ssl_s_*). */
+	if (plan != SC_PLAN_OFFER)
 		stream_release_server(s);
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
 	http_log(s);
+	http_server_conn_apply(s, plan);
 	s->be = NULL;
 	s->txn_count++;
 	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {

@@ -241,9 +241,25 @@ int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
 	return 1;
 }
 
+/* The client connection, or the server connection of the server this
+ * stream (transaction) uses: a connection kept from a previous request
+ * is not this one's when no server was chosen (a `return`). Both belong
+ * to the stream's thread. */
+static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side)
+{
+	struct stream *s = ctx->owner;
+	const struct conn *c = side == SMP_CONN_BACK ? &s->sc : &s->cli;
+
+	if (side == SMP_CONN_BACK && !s->srv)
+		return NULL;
+	if (!conn_is_open(c) || (c->flags & CONN_F_TLS_HS))
+		return NULL;
+	return c->ssl;
+}
+
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
-	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id,
+	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
 };
 
 /* What req.body / res.body see of a message whose head is parsed: the
@@ -388,7 +404,9 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 	c.final = final;
 	/* no transaction yet on connection and session (unique-id has no
 	 * value there, as in HAProxy) */
-	if (set == ACT_TCP_REQ_CONN || set == ACT_TCP_REQ_SESS)
+	if (set == ACT_TCP_REQ_CONN)
+		c.avail = SMP_AVAIL_TCP_CONN;
+	else if (set == ACT_TCP_REQ_SESS)
 		c.avail = SMP_AVAIL_TCP_SESS;
 	if (set == ACT_TCP_REQ_CONT) {
 		c.req_data.ptr = buf_head(&s->req);
@@ -419,12 +437,21 @@ int stream_tcp_conn_rules(struct stream *s)
 	}
 	if (env.expect_proxy && s->st != SST_PROXY_HDR)
 		s->st = SST_PROXY_HDR;
-	if (!list_empty(&s->fe->tcp_req_sess_rules)) {
-		v = run_tcp_rules(s, &s->fe->tcp_req_sess_rules, ACT_TCP_REQ_SESS, 1, &env);
-		if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
-			CNT_INC(s->fe->fe_cnt.denied_req);
-			return -1;
-		}
+	return 0;
+}
+
+int stream_tcp_sess_rules(struct stream *s)
+{
+	struct act_env env;
+	enum act_verdict v;
+	struct list *rules = &s->fe->tcp_req_sess_rules;
+
+	if (list_empty(rules))
+		return 0;
+	v = run_tcp_rules(s, rules, ACT_TCP_REQ_SESS, 1, &env);
+	if (v == ACT_V_REJECT || v == ACT_V_DENY || v == ACT_V_ERROR) {
+		CNT_INC(s->fe->fe_cnt.denied_req);
+		return -1;
 	}
 	return 0;
 }

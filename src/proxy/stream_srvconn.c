@@ -133,7 +133,7 @@ unsigned int http_retry_bit_of_status(int status)
 
 /* ---- end of a transaction ---- */
 
-int http_keep_or_close_server_conn(struct stream *s)
+enum sc_plan http_server_conn_plan(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	int reusable = conn_is_open(&s->sc) && s->srv &&
@@ -144,9 +144,9 @@ int http_keep_or_close_server_conn(struct stream *s)
 
 	if (t->flags & TX_F_REPLIED && conn_is_open(&s->sc) && s->sc_srv &&
 	    !(t->flags & TX_F_SRV_CLOSE))
-		return 0;   /* untouched kept connection: stays */
+		return SC_PLAN_NONE;   /* untouched kept connection: stays */
 	if (!conn_is_open(&s->sc))
-		return 0;
+		return SC_PLAN_NONE;
 	if (s->srv && s->srv->pool_max_conn == 0)
 		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
 	/* the client leaves, or requests wait for this server: the connection
@@ -154,27 +154,44 @@ int http_keep_or_close_server_conn(struct stream *s)
 	 * with the slot to the next waiter, else to the pool */
 	waiters = reusable && (atomic_load(&s->srv->queue.len) || atomic_load(&s->be->queue.len));
 	if (reusable && ((t->flags & TX_F_CLI_CLOSE) || waiters) &&
-	    s->be->http_reuse != PX_REUSE_NEVER && !s->srv->send_proxy) {
-		if (s->has_slot && waiters) {
-			s->sc_srv = NULL;
-			return 1;
-		}
+	    s->be->http_reuse != PX_REUSE_NEVER && !s->srv->send_proxy)
+		return s->has_slot && waiters ? SC_PLAN_OFFER : SC_PLAN_POOL;
+	if (reusable && !(t->flags & TX_F_CLI_CLOSE))
+		return SC_PLAN_STAY;
+	return SC_PLAN_CLOSE;
+}
+
+void http_server_conn_apply(struct stream *s, enum sc_plan plan)
+{
+	switch (plan) {
+	case SC_PLAN_NONE:
+		return;
+	case SC_PLAN_OFFER:
+		s->sc_srv = NULL;
+		http_release_slot_offer(s);
+		return;
+	case SC_PLAN_POOL:
 		if (srv_idle_put(s->srv, &s->sc, s->sc_reqs) == 0) {
 			atomic_fetch_sub(&s->srv->used_conns, 1);
 			conn_init(&s->sc, s->task);
 			s->sc_srv = NULL;
-			return 0;
+			return;
 		}
-	}
-	if (reusable && !(t->flags & TX_F_CLI_CLOSE)) {
+		if (!(s->txn->flags & TX_F_CLI_CLOSE)) {
+			s->sc_srv = s->srv;   /* the pool is full: kept for this client */
+			return;
+		}
+		break;
+	case SC_PLAN_STAY:
 		s->sc_srv = s->srv;   /* kept for the next request of this client */
-		return 0;
+		return;
+	case SC_PLAN_CLOSE:
+		break;
 	}
 	atomic_fetch_sub(&(s->sc_srv ? s->sc_srv : s->srv)->used_conns, 1);
 	conn_close(&s->sc);
 	conn_init(&s->sc, s->task);
 	s->sc_srv = NULL;
-	return 0;
 }
 
 void http_release_slot_offer(struct stream *s)

@@ -213,7 +213,12 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
 #define SMP_USE_HRSHP   0x1000  /* response status, kept for the whole txn */
 #define SMP_USE_HDRS    0x2000  /* the headers of the side the rule set works
                                  * on (hdr()): request or response */
-#define SMP_USE_ALL     0x3fff
+#define SMP_USE_L5CLI   0x4000  /* the client connection's transport (TLS):
+                                 * known once the session is established,
+                                 * from tcp-request session on */
+#define SMP_USE_L5SRV   0x8000  /* the server connection's transport (TLS):
+                                 * known on the response side and in logs */
+#define SMP_USE_ALL     0xffff
 
 /* What each place may use (for smp_check_use() at configuration time),
  * as HAProxy 2.6 decides it. The frontend and listener are known from the
@@ -223,18 +228,20 @@ int smp_arg_get_sint(const struct smp_arg *arg, struct smp_ctx *ctx, int64_t *ou
  * or unique-id-format run. Response rules see the response, the backend
  * and the server, but not the request head: it was forwarded (only its
  * method is kept). A log line is written once both heads were forwarded:
- * only what the transaction keeps. */
+ * only what the transaction keeps. The client connection's TLS session
+ * exists from tcp-request session on (connection rules run before the
+ * handshake); the server connection's only on the response side. */
 #define SMP_AVAIL_TCP_CONN   (SMP_USE_INTRN | SMP_USE_L4CLI | SMP_USE_L5)
-#define SMP_AVAIL_TCP_SESS   SMP_AVAIL_TCP_CONN
+#define SMP_AVAIL_TCP_SESS   (SMP_AVAIL_TCP_CONN | SMP_USE_L5CLI)
 #define SMP_AVAIL_TCP_CONT   (SMP_AVAIL_TCP_SESS | SMP_USE_TXN | SMP_USE_L6REQ | \
                               SMP_USE_HRQHV | SMP_USE_HRQBO | SMP_USE_HRQHP | SMP_USE_HDRS)
 #define SMP_AVAIL_HTTP_REQ   SMP_AVAIL_TCP_CONT
 #define SMP_AVAIL_SWITCH     SMP_AVAIL_TCP_CONT     /* use_backend, unique-id-format */
 #define SMP_AVAIL_HTTP_RES   (SMP_AVAIL_TCP_SESS | SMP_USE_BE | SMP_USE_SRV | SMP_USE_TXN | \
                               SMP_USE_HRQHP | SMP_USE_HRSHV | SMP_USE_HRSBO | \
-                              SMP_USE_HRSHP | SMP_USE_HDRS)
+                              SMP_USE_HRSHP | SMP_USE_HDRS | SMP_USE_L5SRV)
 #define SMP_AVAIL_LOG        (SMP_AVAIL_TCP_SESS | SMP_USE_BE | SMP_USE_SRV | SMP_USE_TXN | \
-                              SMP_USE_HRQHP | SMP_USE_HRSHP)
+                              SMP_USE_HRQHP | SMP_USE_HRSHP | SMP_USE_L5SRV)
 
 /* 0 if <use> (an expression's or a condition's) is within <avail>, else -1
  * with "... needs 'HTTP response headers' which is not available here" in
@@ -252,6 +259,9 @@ enum smp_id_kind   { SMP_ID_FE, SMP_ID_BE, SMP_ID_SRV, SMP_ID_LISTENER };
 enum smp_be_metric { SMP_BE_NBSRV, SMP_BE_CONN, SMP_BE_QUEUE, SMP_BE_AVG_QUEUE,
                      SMP_BE_CONNSLOTS };
 enum smp_srv_metric { SMP_SRV_CONN, SMP_SRV_QUEUE, SMP_SRV_IS_UP };
+enum smp_conn_side  { SMP_CONN_FRONT, SMP_CONN_BACK };
+
+struct ssl_st;                   /* OpenSSL's SSL */
 
 /* Accessors the integrator provides (any may be NULL: the fetch fails).
  * Each returns 1 with a result, 0 when it has none. For backend and server
@@ -271,6 +281,11 @@ struct smp_ops {
 	                  int64_t *out);
 	/* unique-id: generated on first use (unique-id-format) and kept */
 	int (*unique_id)(struct smp_ctx *ctx, struct ist *out);
+	/* The TLS session of the client connection (FRONT) or of the server
+	 * connection (BACK), once its handshake is complete; NULL when that
+	 * connection is not under TLS, or there is none (yet, or any more).
+	 * Only to read, on the calling thread, during the evaluation. */
+	struct ssl_st *(*ssl)(const struct smp_ctx *ctx, enum smp_conn_side side);
 };
 
 struct var_store;

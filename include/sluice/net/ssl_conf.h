@@ -111,4 +111,11 @@ void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid);
 extern int ssl_ex_idx_srv;
 extern int ssl_ex_idx_verr;
 
+/* The first errors met while verifying the client certificate of <ssl>
+ * (an accepted connection with `verify optional|required`), X509_V_ERR_*
+ * codes, 0 when none: at depth 0 (*crt_err), at a greater depth (*ca_err)
+ * and that depth (*ca_depth). Ignored errors (ca-ignore-err,
+ * crt-ignore-err) are reported too. */
+void ssl_verify_errors(const SSL *ssl, int *crt_err, int *ca_err, int *ca_depth);
+
 #endif

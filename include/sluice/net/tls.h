@@ -37,7 +37,11 @@ void tls_shutw(struct conn *c);
 /* Frees the TLS state; <clean>: send close_notify first if not yet sent. */
 void tls_free(struct conn *c, int clean);
 
-/* The reason of the last TLS failure on <c>, for logs ("" if none). */
+/* The OpenSSL error code that failed the connection of <ssl> (its first
+ * failure, handshake or later), 0 if none: ssl_fc_err, ssl_bc_err. */
+unsigned long tls_error_code(const struct ssl_st *ssl);
+
+/* The reason of the TLS failure on <c>, for logs ("" if none). */
 const char *tls_error_str(const struct conn *c);
 
 #endif

@@ -42,6 +42,7 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_FORWARDFOR        0x2000  /* option forwardfor (see fwdfor) */
 #define PX_O_ORIGINALTO        0x4000  /* option originalto (see origto) */
 #define PX_O_LOGASAP           0x8000  /* option logasap */
+#define PX_O_HTTPSLOG          0x10000 /* option httpslog (with PX_O_HTTPLOG) */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:

@@ -101,9 +101,12 @@ int  stream_unique_id(struct smp_ctx *ctx, struct ist *out);
 /* The backend for the stream (use_backend rules with their conditions and
  * dynamic names, default_backend, or the proxy itself for a listen). */
 struct proxy *stream_choose_backend(struct stream *s);
-/* tcp-request connection and session rules, at accept: 0, or -1 to close
- * the connection at once. */
+/* tcp-request connection rules, at accept (before a PROXY header and a
+ * TLS handshake), and tcp-request session rules, once the session is
+ * established (after both, as in HAProxy): 0, or -1 to close the
+ * connection at once. */
 int  stream_tcp_conn_rules(struct stream *s);
+int  stream_tcp_sess_rules(struct stream *s);
 /* tcp-request content rules of a TCP stream before its backend is chosen:
  * 1 go on, 0 wait for more data (s->conn_exp: the inspect-delay end), -1
  * rejected (stream closed). */
@@ -112,11 +115,18 @@ int  stream_tcp_content_rules(struct stream *s);
 void http_retry_snapshot(struct stream *s);
 int  http_l7_retry(struct stream *s, unsigned int why);
 unsigned int http_retry_bit_of_status(int status);
-/* At the end of a transaction: keeps the server connection for the
- * client's next request, pools it, or closes it. Returns 1 if it left the
- * connection in s->sc to be offered with the slot that the caller releases
- * next with http_release_slot_offer() (requests wait for the server). */
-int  http_keep_or_close_server_conn(struct stream *s);
+/* At the end of a transaction, what becomes of the server connection:
+ * http_server_conn_plan() decides (nothing changes yet), and
+ * http_server_conn_apply() does it once the log line is written (ssl_bc
+ * and ssl_s_* read the connection). NONE: no connection, or a kept one
+ * the transaction did not use; STAY: kept for the client's next request;
+ * OFFER: offered with the slot, which http_server_conn_apply() releases
+ * (requests wait for the server: the caller must not release the slot
+ * itself); POOL: to the idle pool (kept for the client if the pool is
+ * full and the client stays); CLOSE. */
+enum sc_plan { SC_PLAN_NONE, SC_PLAN_STAY, SC_PLAN_OFFER, SC_PLAN_POOL, SC_PLAN_CLOSE };
+enum sc_plan http_server_conn_plan(struct stream *s);
+void http_server_conn_apply(struct stream *s, enum sc_plan plan);
 /* Releases s's slot, offering its idle server connection to the waiter
  * that gets the slot; the pool (or close) if none takes it. */
 void http_release_slot_offer(struct stream *s);
