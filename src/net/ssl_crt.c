@@ -280,20 +280,26 @@ static struct ssl_crt_entry *store_get_loaded(const char *path, char *err, size_
 	return e;
 }
 
-/* Appends <p> to a pointer array unless it is there already. 0 or -1. */
-static int ptr_add_once(void ***arr, int *n, void *p)
-{
-	void **na;
-
-	for (int i = 0; i < *n; i++)
-		if ((*arr)[i] == p)
-			return 0;
-	if (!(na = realloc(*arr, sizeof(*na) * (size_t)(*n + 1))))
-		return -1;
-	na[(*n)++] = p;
-	*arr = na;
-	return 0;
+/* <name>(&array, &count, p): appends <p> to an array of pointers to
+ * <type> unless it is there already. 0, or -1 if out of memory. */
+#define DEFINE_ADD_ONCE(name, type) \
+static int name(type ***arr, int *n, type *p) \
+{ \
+	type **na; \
+ \
+	for (int i = 0; i < *n; i++) \
+		if ((*arr)[i] == p) \
+			return 0; \
+	if (!(na = realloc(*arr, sizeof(*na) * (size_t)(*n + 1)))) \
+		return -1; \
+	na[(*n)++] = p; \
+	*arr = na; \
+	return 0; \
 }
+
+DEFINE_ADD_ONCE(crts_add_once, struct ssl_crt_entry)
+DEFINE_ADD_ONCE(binds_add_once, struct bind_conf)
+DEFINE_ADD_ONCE(srvs_add_once, struct server)
 
 static struct ssl_crt_dir *dir_lookup(const char *path)
 {
@@ -641,8 +647,8 @@ static int bind_add_crt_arg(struct bind_conf *bc, const char *path, char *err, s
 		n = 1;
 	}
 	for (int i = 0; i < n; i++) {
-		if (ptr_add_once((void ***)&c->crts, &c->ncrts, list[i]) < 0 ||
-		    ptr_add_once((void ***)&list[i]->binds, &list[i]->nbinds, bc) < 0) {
+		if (crts_add_once(&c->crts, &c->ncrts, list[i]) < 0 ||
+		    binds_add_once(&list[i]->binds, &list[i]->nbinds, bc) < 0) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
@@ -677,7 +683,7 @@ struct ssl_crt_entry *ssl_crt_srv_load(struct server *srv, const char *path,
 
 	lock_take(&ssl_store_lock);
 	e = store_get_loaded(path, err, errlen);
-	if (e && ptr_add_once((void ***)&e->srvs, &e->nsrvs, srv) < 0) {
+	if (e && srvs_add_once(&e->srvs, &e->nsrvs, srv) < 0) {
 		snprintf(err, errlen, "out of memory");
 		e = NULL;
 	}
