@@ -19,6 +19,7 @@
 #include <sluice/expr/acl.h>
 #include <sluice/expr/pattern.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_crt.h>
 #include <sluice/http/act.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
@@ -174,6 +175,8 @@ void cfg_free_all(void)
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	lb_hash_free_all();
+	/* after the bind lines and servers that use its certificates */
+	ssl_store_free_all();
 	/* last: ACL terms and converters of the proxies held references */
 	pat_refs_free_all();
 }

@@ -214,7 +214,10 @@ void poller_loop(void)
 		if (n > 0)
 			tc->act.poll_events += n;
 		tc->act.loops++;
-		atomic_fetch_add_explicit(&tc->loop_seq, 1, memory_order_relaxed);
+		/* sequentially consistent, like the in_poll stores: the grace
+		 * period of src/core/grace.c relies on both (the same locked
+		 * instruction as a relaxed one on x86) */
+		atomic_fetch_add(&tc->loop_seq, 1);
 	}
 	poller_del(&evh);
 	free(evs);

@@ -7,6 +7,13 @@
  * ends after the first line has been answered (HAProxy's one-shot mode);
  * with it, a "> " prompt follows each answer until `quit` or EOF.
  *
+ * Payloads (HAProxy's syntax): a line that ends with " <<" is held back,
+ * and the lines that follow, up to an empty one, are its payload; the line
+ * then runs, its last command getting the payload (a "+ " prompt follows
+ * each line meanwhile in prompt mode). The command line and its payload
+ * together are bounded by tune.bufsize, like a line; a session that ends
+ * before the empty line runs nothing.
+ *
  * Commands read shared state through atomics, or under the locks named in
  * each module; none of them holds a lock for work that grows with traffic
  * beyond a bounded output (see `show sess`).
@@ -47,6 +54,8 @@ struct cli_sess {
 	int closing;           /* close once output is sent */
 	int lingering;         /* output sent, FIN sent: discarding input */
 	uint64_t exp;
+	char *pl_cmd;          /* line waiting for its payload, NULL if none */
+	struct cli_out pl;     /* the payload gathered so far */
 };
 
 void cli_register(struct cli_kw_table *t)
@@ -193,7 +202,7 @@ static int cli_split(char *cmd, char **args)
 	return n;
 }
 
-static int cli_run_one(struct cli_sess *cs, char *cmd)
+static int cli_run_one(struct cli_sess *cs, char *cmd, const char *payload)
 {
 	char *args[CLI_MAX_ARGS + 1];
 	int nargs = cli_split(cmd, args), partial;
@@ -219,7 +228,8 @@ static int cli_run_one(struct cli_sess *cs, char *cmd)
 		cli_printf(&cs->out, "Permission denied\n");
 		return -1;
 	}
-	ret = k->fn(args, nargs, &cs->out, cs->level);
+	ret = k->fn_payload ? k->fn_payload(args, nargs, payload, &cs->out, cs->level) :
+	                      k->fn(args, nargs, &cs->out, cs->level);
 	if (ret == CLI_RET_PROMPT) {
 		cs->prompt = !cs->prompt;
 		return 0;
@@ -241,8 +251,8 @@ static int cli_run_one(struct cli_sess *cs, char *cmd)
 }
 
 /* Runs the ';'-separated commands of one line; each answer ends with an
- * empty line, as HAProxy's CLI does. */
-static void cli_run_line(struct cli_sess *cs, char *line)
+ * empty line, as HAProxy's CLI does. The last command gets <payload>. */
+static void cli_run_line(struct cli_sess *cs, char *line, const char *payload)
 {
 	char *p = line, *start = line, *w = line;
 
@@ -261,7 +271,7 @@ static void cli_run_line(struct cli_sess *cs, char *line)
 			int end = !*p;
 
 			*w = '\0';
-			cli_run_one(cs, start);
+			cli_run_one(cs, start, end ? payload : NULL);
 			if (!cs->prompt || *start)
 				cli_printf(&cs->out, "\n");
 			if (end || cs->closing)
@@ -278,6 +288,8 @@ static void cli_free(struct cli_sess *cs)
 	conn_close(&cs->c);
 	buf_release(&cs->in);
 	free(cs->out.buf);
+	free(cs->pl_cmd);
+	free(cs->pl.buf);
 	listener_conn_closed(cs->lst);
 	task_destroy(cs->task);
 	free(cs);
@@ -286,6 +298,41 @@ static void cli_free(struct cli_sess *cs)
 static size_t cli_out_pending(const struct cli_sess *cs)
 {
 	return cs->out.len - cs->out_sent;
+}
+
+/* If <line> ends with the payload pattern " <<" (not glued to the last
+ * word; "<<" alone is no pattern), cuts it off and returns 1. */
+static int cli_cut_payload_pattern(char *line, size_t len)
+{
+	if (len < 3 || strcmp(line + len - 2, "<<") ||
+	    (line[len - 3] != ' ' && line[len - 3] != '\t'))
+		return 0;
+	len -= 2;
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	line[len] = '\0';
+	return 1;
+}
+
+/* Takes one input line (without its LF or CR) in payload mode: an empty
+ * line runs the held command with the payload, another one is added to
+ * it. Returns 0, or -1 if the command and its payload grew past the
+ * limit of a line (the session then closes, as for a long line). */
+static int cli_payload_line(struct cli_sess *cs, char *line, size_t len)
+{
+	if (len) {
+		if (strlen(cs->pl_cmd) + cs->pl.len + len + 1 >= (size_t)global.bufsize)
+			return -1;
+		cli_printf(&cs->pl, "%s\n", line);
+		return cs->pl.failed ? -1 : 0;
+	}
+	if (cs->pl.len)
+		cs->pl.buf[--cs->pl.len] = '\0';   /* no LF after the last line */
+	cli_run_line(cs, cs->pl_cmd, cs->pl.buf ? cs->pl.buf : "");
+	free(cs->pl_cmd);
+	cs->pl_cmd = NULL;
+	cs->pl.len = 0;
+	return 0;
 }
 
 /* Processes the complete lines in the input, as long as less than
@@ -300,6 +347,10 @@ static void cli_handle_input(struct cli_sess *cs)
 		if (!nl) {
 			if (!(cs->c.flags & CONN_F_RD_SHUT) || !cs->in.data)
 				return;
+			if (cs->pl_cmd) {
+				cs->closing = 1;   /* ended inside a payload: run nothing */
+				return;
+			}
 			nl = buf_head(&cs->in) + cs->in.data;   /* last line without LF */
 		}
 		len = (size_t)(nl - buf_head(&cs->in));
@@ -313,8 +364,29 @@ static void cli_handle_input(struct cli_sess *cs)
 		if (len && line[len - 1] == '\r')
 			line[len - 1] = '\0';
 		buf_consume(&cs->in, len < cs->in.data ? len + 1 : len);
-		cli_run_line(cs, line);
-		free(line);
+		len = strlen(line);
+		if (cs->pl_cmd) {
+			int rc = cli_payload_line(cs, line, len);
+
+			free(line);
+			if (rc < 0) {
+				cs->closing = 1;
+				return;
+			}
+			if (cs->pl_cmd) {
+				if (cs->prompt)
+					cli_printf(&cs->out, "+ ");
+				continue;
+			}
+		} else if (cli_cut_payload_pattern(line, len)) {
+			cs->pl_cmd = line;
+			if (cs->prompt)
+				cli_printf(&cs->out, "+ ");
+			continue;
+		} else {
+			cli_run_line(cs, line, NULL);
+			free(line);
+		}
 		if (cs->closing)
 			return;
 		if (cs->prompt) {

@@ -29,6 +29,8 @@
 static int cli_show(char **args, int nargs, struct cli_out *out, int level);
 static int cli_get(char **args, int nargs, struct cli_out *out, int level);
 static int cli_add(char **args, int nargs, struct cli_out *out, int level);
+static int cli_add_map(char **args, int nargs, const char *payload, struct cli_out *out,
+                       int level);
 static int cli_del(char **args, int nargs, struct cli_out *out, int level);
 static int cli_set(char **args, int nargs, struct cli_out *out, int level);
 static int cli_clear(char **args, int nargs, struct cli_out *out, int level);
@@ -44,8 +46,9 @@ static const struct cli_kw map_kws[] = {
 	  "get map <map> <value>                   : look a sample up in every index of a map" },
 	{ { "get", "acl" }, CLI_LEVEL_USER, cli_get,
 	  "get acl <acl> <value>                   : match a sample against every index of an ACL" },
-	{ { "add", "map" }, CLI_LEVEL_OPERATOR, cli_add,
-	  "add map <map> <key> <value>             : add a map entry" },
+	{ { "add", "map" }, CLI_LEVEL_OPERATOR, NULL,
+	  "add map <map> <key> <value>             : add a map entry (or '<key> <value>' lines as a payload)",
+	  cli_add_map },
 	{ { "add", "acl" }, CLI_LEVEL_OPERATOR, cli_add,
 	  "add acl <acl> <pattern>                 : add an ACL pattern" },
 	{ { "del", "map" }, CLI_LEVEL_OPERATOR, cli_del,
@@ -306,6 +309,67 @@ static int cli_add(char **args, int nargs, struct cli_out *out, int level)
 	if (pat_ref_add(ref, args[i + 1], map ? args[i + 2] : NULL, err, sizeof(err)) < 0) {
 		cli_printf(out, "%s.\n", err);
 		return -1;
+	}
+	return 0;
+}
+
+/* "add map <map> <<" and one "<key> <value>" per payload line (the value
+ * is the rest of the line), as HAProxy 2.6: the lines are added in order
+ * and the first bad one stops the command, keeping those before it. With a
+ * payload, key and value arguments are ignored. */
+static int cli_add_map(char **args, int nargs, const char *payload, struct cli_out *out,
+                       int level)
+{
+	int i = 2, ver;
+	struct pat_ref *ref;
+	char err[512];
+
+	if (!payload)
+		return cli_add(args, nargs, out, level);
+	ver = skip_version(args, nargs, &i);
+	if (ver != 0) {
+		cli_printf(out, ver < 0 ? "Invalid version number.\n" :
+		           "Version number in the future, please use 'prepare map' before.\n");
+		return -1;
+	}
+	if (i >= nargs) {
+		cli_printf(out, "'add map' expects three parameters: map identifier, key and "
+		           "value.\n");
+		return -1;
+	}
+	if (!(ref = ref_find(args, args[i], out)))
+		return -1;
+	while (*payload) {
+		const char *eol = strchr(payload, '\n'), *k, *v;
+		size_t len = eol ? (size_t)(eol - payload) : strlen(payload);
+		char *line = strndup(payload, len), *ke;
+
+		if (!line)
+			return -1;
+		payload += len + (eol ? 1 : 0);
+		for (k = line; *k == ' ' || *k == '\t'; k++)
+			;
+		if (!*k) {
+			free(line);
+			continue;
+		}
+		for (ke = (char *)k; *ke && *ke != ' ' && *ke != '\t'; ke++)
+			;
+		for (v = ke; *v == ' ' || *v == '\t'; v++)
+			;
+		if (!*v) {
+			*ke = '\0';
+			cli_printf(out, "Missing value for key '%s'.\n", k);
+			free(line);
+			return -1;
+		}
+		*ke = '\0';
+		if (pat_ref_add(ref, k, v, err, sizeof(err)) < 0) {
+			cli_printf(out, "%s.\n", err);
+			free(line);
+			return -1;
+		}
+		free(line);
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
+#include <sluice/core/grace.h>
 #include <sluice/core/pool.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
@@ -530,6 +531,14 @@ static int cli_show_activity(char **args, int nargs, struct cli_out *out, int le
 		for (int i = 0; i < global.nbthread; i++)
 			cli_printf(out, " %d", thread_ctx[i].conns);
 		cli_printf(out, "\n");
+	}
+	{
+		int pending;
+		uint64_t done;
+
+		grace_stats(&pending, &done);
+		cli_printf(out, "%-16s %d\n%-16s %llu\n", "grace_pending:", pending, "grace_done:",
+		           (unsigned long long)done);
 	}
 #undef ACT_ROW
 	return 0;

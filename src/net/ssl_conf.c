@@ -4,39 +4,30 @@
  * that errors name the bind or server line, and defaults given later in
  * the global section still apply).
  *
- * Contexts. A bind line gets one SSL_CTX per certificate set (the
- * certificates that serve the same names: an RSA and an ECDSA certificate
- * for one name share a context and OpenSSL picks by the client's signature
- * algorithms). The first one is the default; the servername callback
- * switches to the context whose names match the SNI (exact, then one
- * wildcard level); the names are searched linearly, which is fine for the
- * handful of certificates a bind line usually has (a sorted table would be
- * the next step for thousands).
- * A server gets one client SSL_CTX; its last session per thread is kept
- * for resumption (new-session callback, owner thread only, no lock).
- * Everything here is built before the threads start and then only read.
+ * Contexts. A bind line gets one SSL_CTX per certificate set, built by
+ * src/net/ssl_crt.c from the certificate store (which also owns the
+ * servername callback); this file makes the context itself (versions,
+ * ciphers, verification, ALPN). A server gets one client SSL_CTX; its last
+ * session per thread is kept for resumption (new-session callback, owner
+ * thread only, no lock), with the generation of the context it came from.
+ * Everything here is built before the threads start and then only read,
+ * except the contexts a CLI commit replaces whole (src/net/ssl_crt.c).
  */
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <errno.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/global.h>
 #include <sluice/core/sched.h>
 #include <sluice/expr/sample.h>
 #include <sluice/net/ssl_capture.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_crt.h>
 #include <sluice/net/ssl_sess.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -326,13 +317,8 @@ void ssl_bind_conf_free(struct ssl_bind_conf *c)
 	for (int i = 0; i < c->ncrt; i++)
 		free(c->crt[i]);
 	free(c->crt);
-	for (int i = 0; i < c->nsni; i++) {
-		SSL_CTX_free(c->sni[i].ctx);
-		for (int j = 0; j < c->sni[i].nnames; j++)
-			free(c->sni[i].names[j]);
-		free(c->sni[i].names);
-	}
-	free(c->sni);
+	free(c->crts);   /* the entries belong to the store */
+	ssl_sni_table_free(atomic_load(&c->sni_tab));
 	free(c->tls_ticket_keys);
 	if (c->tkeys) {
 		EVP_CIPHER_free(c->tkeys->cipher);
@@ -601,7 +587,7 @@ CFG_REGISTER(ssl_cfg_kws)
 
 /* ---------------------------------------------------------- SSL_CTX set-up */
 
-static int ssl_err(char *err, size_t errlen, const char *what)
+int ssl_err(char *err, size_t errlen, const char *what)
 {
 	unsigned long e = ERR_peek_last_error();
 	const char *r = e ? ERR_reason_error_string(e) : NULL;
@@ -739,45 +725,6 @@ static int bind_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outl
 	return SSL_TLSEXT_ERR_OK;
 }
 
-static struct ssl_sni_ctx *sni_find(const struct ssl_bind_conf *c, const char *name)
-{
-	for (int i = 0; i < c->nsni; i++)
-		for (int j = 0; j < c->sni[i].nnames; j++)
-			if (!strcasecmp(c->sni[i].names[j], name))
-				return &c->sni[i];
-	return NULL;
-}
-
-/* Servername callback: the certificate context matching the SNI, exact
- * name first, then a wildcard one level up. */
-static int bind_sni_cb(SSL *ssl, int *al, void *arg)
-{
-	const struct ssl_bind_conf *c = arg;
-	const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-	struct ssl_sni_ctx *sc = NULL;
-	char wild[256];
-
-	if (name && *name) {
-		sc = sni_find(c, name);
-		if (!sc) {
-			const char *dot = strchr(name, '.');
-
-			if (dot && snprintf(wild, sizeof(wild), "*%s", dot) < (int)sizeof(wild))
-				sc = sni_find(c, wild);
-		}
-	}
-	if (!sc) {
-		if (c->strict_sni) {
-			*al = SSL_AD_UNRECOGNIZED_NAME;
-			return SSL_TLSEXT_ERR_ALERT_FATAL;
-		}
-		return SSL_TLSEXT_ERR_OK;   /* the default certificate */
-	}
-	if (sc->ctx != SSL_get_SSL_CTX(ssl))
-		SSL_set_SSL_CTX(ssl, sc->ctx);
-	return SSL_TLSEXT_ERR_OK;
-}
-
 /* tls-ticket-keys: one base64 key per line, 48 bytes (AES-128) or 80
  * (AES-256): a 16-byte name, the AES key, the HMAC key; the first key sets
  * the length for all. The last three are used, the middle one to encrypt:
@@ -876,7 +823,7 @@ static int ticket_key_cb(SSL *ssl, unsigned char name[16], unsigned char iv[16],
 	return enc || i == 1 ? 1 : 2;
 }
 
-static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
+SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 {
 	struct ssl_bind_conf *c = bc->ssl;
 	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
@@ -929,192 +876,12 @@ static SSL_CTX *bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the ClientHello capture.");
 		goto fail;
 	}
-	SSL_CTX_set_tlsext_servername_callback(ctx, bind_sni_cb);
+	SSL_CTX_set_tlsext_servername_callback(ctx, ssl_crt_sni_cb);
 	SSL_CTX_set_tlsext_servername_arg(ctx, c);
 	return ctx;
 fail:
 	SSL_CTX_free(ctx);
 	return NULL;
-}
-
-/* The names a certificate serves: its CN and its DNS subject alternative
- * names, lower case. */
-static int cert_names(X509 *x, char ***out)
-{
-	GENERAL_NAMES *sans = X509_get_ext_d2i(x, NID_subject_alt_name, NULL, NULL);
-	char buf[256], **names = NULL;
-	int n = 0, len;
-
-	len = X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, buf, sizeof(buf));
-	if (len > 0) {
-		names = realloc(names, sizeof(*names) * (size_t)(n + 1));
-		names[n++] = strdup(buf);
-	}
-	for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); i++) {
-		GENERAL_NAME *g = sk_GENERAL_NAME_value(sans, i);
-		const unsigned char *p;
-
-		if (g->type != GEN_DNS)
-			continue;
-		p = ASN1_STRING_get0_data(g->d.dNSName);
-		len = ASN1_STRING_length(g->d.dNSName);
-		if (len <= 0 || len >= (int)sizeof(buf))
-			continue;
-		memcpy(buf, p, (size_t)len);
-		buf[len] = 0;
-		names = realloc(names, sizeof(*names) * (size_t)(n + 1));
-		names[n++] = strdup(buf);
-	}
-	GENERAL_NAMES_free(sans);
-	for (int i = 0; i < n; i++)
-		for (char *q = names[i]; q && *q; q++)
-			*q = (char)tolower((unsigned char)*q);
-	*out = names;
-	return n;
-}
-
-static int same_names(char **a, int na, char **b, int nb)
-{
-	if (na != nb)
-		return 0;
-	for (int i = 0; i < na; i++)
-		if (strcmp(a[i], b[i]))
-			return 0;
-	return 1;
-}
-
-/* Loads the certificate (and chain, and key) of <path> into a context of
- * <bc>: the one already serving the same names with another key type, or
- * a new one. The key is in the same PEM file, or in <path>.key. */
-static int load_cert(struct bind_conf *bc, const char *path, char *err, size_t errlen)
-{
-	struct ssl_bind_conf *c = bc->ssl;
-	struct ssl_sni_ctx *sc = NULL;
-	char **names, keypath[4096], what[4200];
-	int nnames, ktype, kbit;
-	FILE *f = fopen(path, "r");
-	X509 *x;
-	SSL_CTX *ctx;
-
-	if (!f) {
-		snprintf(err, errlen, "unable to load SSL certificate from PEM file '%s': %s.",
-		         path, strerror(errno));
-		return -1;
-	}
-	x = PEM_read_X509_AUX(f, NULL, NULL, NULL);
-	fclose(f);
-	if (!x) {
-		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
-		return ssl_err(err, errlen, what);
-	}
-	nnames = cert_names(x, &names);
-	ktype = EVP_PKEY_get_base_id(X509_get0_pubkey(x));
-	kbit = ktype == EVP_PKEY_EC ? 2 : 1;
-	X509_free(x);
-	for (int i = 0; i < c->nsni; i++) {
-		if (!(c->sni[i].key_types & kbit) &&
-		    same_names(c->sni[i].names, c->sni[i].nnames, names, nnames)) {
-			sc = &c->sni[i];
-			break;
-		}
-	}
-	if (sc) {
-		for (int i = 0; i < nnames; i++)
-			free(names[i]);
-		free(names);
-		ctx = sc->ctx;
-	} else {
-		if (!(ctx = bind_ctx_new(bc, err, errlen))) {
-			for (int i = 0; i < nnames; i++)
-				free(names[i]);
-			free(names);
-			return -1;
-		}
-		c->sni = realloc(c->sni, sizeof(*c->sni) * (size_t)(c->nsni + 1));
-		sc = &c->sni[c->nsni++];
-		sc->ctx = ctx;
-		sc->names = names;
-		sc->nnames = nnames;
-		sc->key_types = 0;
-	}
-	sc->key_types |= kbit;
-	if (!SSL_CTX_use_certificate_chain_file(ctx, path)) {
-		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
-		return ssl_err(err, errlen, what);
-	}
-	ERR_clear_error();
-	if (!SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM)) {
-		snprintf(keypath, sizeof(keypath), "%s.key", path);
-		ERR_clear_error();
-		if (access(keypath, R_OK) < 0 ||
-		    !SSL_CTX_use_PrivateKey_file(ctx, keypath, SSL_FILETYPE_PEM)) {
-			snprintf(what, sizeof(what), "unable to load the private key of '%s' "
-			         "(in the file or in '%s')", path, keypath);
-			return ssl_err(err, errlen, what);
-		}
-	}
-	if (!SSL_CTX_check_private_key(ctx)) {
-		snprintf(what, sizeof(what), "inconsistencies between private key and "
-		         "certificate loaded from PEM file '%s'", path);
-		return ssl_err(err, errlen, what);
-	}
-	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A crt argument: a file, or every certificate file of a directory in
- * name order (key and companion files left out). */
-static int load_crt_arg(struct bind_conf *bc, const char *path, char *err, size_t errlen)
-{
-	static const char *const skip[] = { ".key", ".ocsp", ".issuer", ".sctl", ".crt-list", NULL };
-	struct stat st;
-	struct dirent *de;
-	char **files = NULL, full[4096];
-	int n = 0, rc = 0;
-	DIR *d;
-
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return load_cert(bc, path, err, errlen);
-	if (!(d = opendir(path))) {
-		snprintf(err, errlen, "unable to read directory '%s': %s.", path, strerror(errno));
-		return -1;
-	}
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		int k;
-
-		if (de->d_name[0] == '.')
-			continue;
-		for (k = 0; skip[k]; k++) {
-			size_t sl = strlen(skip[k]);
-
-			if (l > sl && !strcmp(de->d_name + l - sl, skip[k]))
-				break;
-		}
-		if (skip[k])
-			continue;
-		files = realloc(files, sizeof(*files) * (size_t)(n + 1));
-		files[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	if (n)
-		qsort(files, (size_t)n, sizeof(*files), cmp_str);
-	for (int i = 0; i < n; i++) {
-		snprintf(full, sizeof(full), "%s/%s", path, files[i]);
-		if (!rc && load_cert(bc, full, err, errlen) < 0)
-			rc = -1;
-		free(files[i]);
-	}
-	free(files);
-	if (!n && !rc) {
-		snprintf(err, errlen, "no certificate found in directory '%s'.", path);
-		rc = -1;
-	}
-	return rc;
 }
 
 /* The session ID context of a bind line: a digest of what decides whether
@@ -1160,19 +927,12 @@ static int bind_ssl_build(struct bind_conf *bc)
 		return 1;
 	}
 	bind_sid_ctx(c);
-	if (c->tls_ticket_keys && !c->tkeys && load_ticket_keys(c, err, sizeof(err)) < 0) {
+	if ((c->tls_ticket_keys && !c->tkeys && load_ticket_keys(c, err, sizeof(err)) < 0) ||
+	    ssl_crt_bind_load(bc, err, sizeof(err)) < 0) {
 		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
 		          bc->fe->name, err);
 		return 1;
 	}
-	for (int i = 0; i < c->ncrt; i++) {
-		if (load_crt_arg(bc, c->crt[i], err, sizeof(err)) < 0) {
-			cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
-			          bc->fe->name, err);
-			return 1;
-		}
-	}
-	c->def_ctx = c->sni[0].ctx;
 	return 0;
 }
 
@@ -1184,7 +944,17 @@ static int srv_new_session(SSL *ssl, SSL_SESSION *sess)
 		return 0;
 	ssl_srv_keep_session(srv, NULL, th_ctx->tid);
 	srv->ssl->sess[th_ctx->tid] = sess;
+	srv->ssl->sess_gen[th_ctx->tid] =
+		(unsigned int)(uintptr_t)SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
 	return 1;   /* the reference is ours */
+}
+
+SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid)
+{
+	if (c->no_reuse || !c->sess[tid] ||
+	    c->sess_gen[tid] != (unsigned int)(uintptr_t)SSL_CTX_get_app_data(ctx))
+		return NULL;
+	return c->sess[tid];
 }
 
 void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid)
@@ -1193,11 +963,56 @@ void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid)
 	srv->ssl->sess[tid] = ssl ? SSL_get1_session(ssl) : NULL;
 }
 
+SSL_CTX *ssl_srv_ctx_new(struct server *srv, const struct ssl_cert_data *crt,
+                         char *err, size_t errlen)
+{
+	struct ssl_srv_conf *c = srv->ssl;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+	if (!ctx) {
+		ssl_err(err, errlen, "cannot create a TLS context");
+		return NULL;
+	}
+	if (ctx_common(ctx, &c->m, &sslg.srv_m, c->ciphers ? c->ciphers : sslg.srv_ciphers,
+	               c->ciphersuites ? c->ciphersuites : sslg.srv_ciphersuites, NULL, 0,
+	               err, errlen) < 0 ||
+	    load_verify(ctx, c->ca_file, c->crl_file, err, errlen) < 0)
+		goto fail;
+	SSL_CTX_set_verify(ctx, c->verify == SSL_VFY_REQUIRED ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
+	                   NULL);
+	if (crt) {
+		if (!SSL_CTX_use_certificate(ctx, crt->cert) ||
+		    (crt->chain && !SSL_CTX_set1_chain(ctx, crt->chain)) ||
+		    !crt->key || !SSL_CTX_use_PrivateKey(ctx, crt->key) ||
+		    !SSL_CTX_check_private_key(ctx)) {
+			char what[4200];
+
+			snprintf(what, sizeof(what), "unable to load client certificate '%s'", c->crt);
+			ssl_err(err, errlen, what);
+			goto fail;
+		}
+	}
+	if (c->alpn && SSL_CTX_set_alpn_protos(ctx, c->alpn, (unsigned int)c->alpn_len)) {
+		ssl_err(err, errlen, "unable to set ALPN");
+		goto fail;
+	}
+	if (!c->no_reuse) {
+		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
+		                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
+		SSL_CTX_sess_set_new_cb(ctx, srv_new_session);
+	}
+	/* sessions remember the generation of the context they came from */
+	SSL_CTX_set_app_data(ctx, (void *)(uintptr_t)++c->ctx_gen);
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
 static int srv_ssl_build(struct server *srv)
 {
 	struct ssl_srv_conf *c = srv->ssl;
-	char err[1024];
-	SSL_CTX *ctx;
+	char err[4400];
 	enum ssl_verify v = c->verify != SSL_VFY_UNSET ? c->verify :
 	                    sslg.srv_verify_none ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
 
@@ -1214,37 +1029,19 @@ static int srv_ssl_build(struct server *srv)
 		return 1;
 	}
 	c->verify = v;
-	ctx = c->ctx = SSL_CTX_new(TLS_client_method());
-	if (!ctx) {
-		ssl_err(err, sizeof(err), "cannot create a TLS context");
-		goto fail;
-	}
-	if (ctx_common(ctx, &c->m, &sslg.srv_m, c->ciphers ? c->ciphers : sslg.srv_ciphers,
-	               c->ciphersuites ? c->ciphersuites : sslg.srv_ciphersuites, NULL, 0,
-	               err, sizeof(err)) < 0 ||
-	    load_verify(ctx, c->ca_file, c->crl_file, err, sizeof(err)) < 0)
-		goto fail;
-	SSL_CTX_set_verify(ctx, v == SSL_VFY_REQUIRED ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
 	if (c->crt) {
-		if (!SSL_CTX_use_certificate_chain_file(ctx, c->crt) ||
-		    !SSL_CTX_use_PrivateKey_file(ctx, c->crt, SSL_FILETYPE_PEM) ||
-		    !SSL_CTX_check_private_key(ctx)) {
-			char what[4200];
+		char why[4096];
 
-			snprintf(what, sizeof(what), "unable to load client certificate '%s'", c->crt);
-			ssl_err(err, sizeof(err), what);
+		c->crt_entry = ssl_crt_srv_load(srv, c->crt, why, sizeof(why));
+		if (!c->crt_entry) {
+			snprintf(err, sizeof(err), "unable to load client certificate '%s': %s",
+			         c->crt, why);
 			goto fail;
 		}
 	}
-	if (c->alpn && SSL_CTX_set_alpn_protos(ctx, c->alpn, (unsigned int)c->alpn_len)) {
-		ssl_err(err, sizeof(err), "unable to set ALPN");
+	c->ctx = ssl_srv_ctx_new(srv, c->crt_entry ? c->crt_entry->data : NULL, err, sizeof(err));
+	if (!c->ctx)
 		goto fail;
-	}
-	if (!c->no_reuse) {
-		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT |
-		                               SSL_SESS_CACHE_NO_INTERNAL_STORE);
-		SSL_CTX_sess_set_new_cb(ctx, srv_new_session);
-	}
 	return 0;
 fail:
 	cfg_alert(srv->conf_file, srv->conf_line, "server '%s' in backend '%s': %s",

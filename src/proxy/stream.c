@@ -39,6 +39,7 @@
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_crt.h>
 #include <sluice/net/tls.h>
 #include <sluice/net/proxy_proto.h>
 #include <sluice/proxy/lb.h>
@@ -414,7 +415,7 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
 
 	if (!c || !c->enabled)
 		return 0;
-	if (tls_conn_accept(&s->cli, c->def_ctx, early, len) < 0)
+	if (tls_conn_accept(&s->cli, ssl_bind_default_ctx(c), early, len) < 0)
 		return -1;
 	s->after_hs = s->st;
 	s->st = SST_CLI_HANDSHAKE;
@@ -759,6 +760,7 @@ static int stream_srv_tls_start(struct stream *s, struct server *srv, const void
                                 size_t prelen)
 {
 	struct ssl_srv_conf *c = srv->ssl;
+	SSL_CTX *sctx = atomic_load(&c->ctx);   /* a commit may replace it */
 	char sni[256] = "";
 
 	if (c->sni) {
@@ -773,7 +775,7 @@ static int stream_srv_tls_start(struct stream *s, struct server *srv, const void
 			sni[smp.data.str.len] = 0;
 		}
 	}
-	if (tls_conn_connect(&s->sc, c->ctx, sni, c->no_reuse ? NULL : c->sess[th_ctx->tid],
+	if (tls_conn_connect(&s->sc, sctx, sni, ssl_srv_session(c, sctx, th_ctx->tid),
 	                     pre, prelen) < 0)
 		return -1;
 	return ssl_srv_prepare(srv, s->sc.ssl, sni);

@@ -99,8 +99,8 @@ struct thread_ctx {
 	int sleeping;             /* announced "going to sleep" (inbox_lock) */
 
 	struct activity act;
-	_Atomic uint64_t loop_seq; /* watchdog: moves every loop */
-	_Atomic int in_poll;       /* watchdog: idle in epoll_wait */
+	_Atomic uint64_t loop_seq; /* watchdog, grace periods: moves every loop */
+	_Atomic int in_poll;       /* watchdog, grace periods: idle in epoll_wait */
 	int wdt_stuck;
 	void *wdt_timer;          /* timer_t */
 	int conns;                /* connections owned (for show activity) */

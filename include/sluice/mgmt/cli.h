@@ -36,12 +36,20 @@ void cli_printf(struct cli_out *o, const char *fmt, ...)
 
 /* A CLI command: words matched against args[0..], a minimum level, and a
  * handler that writes into <out>. Returns 0, or -1 after printing an
- * error message into <out>. */
+ * error message into <out>.
+ *
+ * A command that takes a payload (HAProxy's "<command> <<" followed by
+ * lines up to an empty one) sets fn_payload instead of fn: it gets the
+ * payload's lines joined by '\n' without the last one, or NULL when the
+ * command came without one. Other commands ignore a payload, as HAProxy's
+ * do. */
 struct cli_kw {
 	const char *words[4];
 	int level;
 	int (*fn)(char **args, int nargs, struct cli_out *out, int level);
 	const char *usage;    /* help text, NULL to hide */
+	int (*fn_payload)(char **args, int nargs, const char *payload, struct cli_out *out,
+	                  int level);
 };
 
 struct cli_kw_table {

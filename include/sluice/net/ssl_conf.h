@@ -1,7 +1,8 @@
 /* TLS configuration: the ssl options of `bind` and `server` lines, the
  * ssl-default-* globals, and the SSL_CTX built from them once the whole
  * configuration is read (src/net/ssl_conf.c). SSL_CTXs are built before
- * the threads start and then only read (OpenSSL shares them safely). */
+ * the threads start and then only read (OpenSSL shares them safely); a
+ * certificate committed on the CLI replaces them whole (src/net/ssl_crt.c). */
 #ifndef SLUICE_NET_SSL_CONF_H
 #define SLUICE_NET_SSL_CONF_H
 
@@ -14,6 +15,9 @@ struct bind_conf;
 struct server;
 struct sample_expr;
 struct cfg_ctx;
+struct ssl_cert_data;
+struct ssl_crt_entry;
+struct ssl_sni_table;
 
 enum ssl_verify { SSL_VFY_UNSET = 0, SSL_VFY_NONE, SSL_VFY_OPTIONAL, SSL_VFY_REQUIRED };
 
@@ -23,14 +27,6 @@ struct ssl_methods {
 	int no_tickets;
 	int prefer_client_ciphers;
 	unsigned int no_mask;        /* bit v-TLS1_VERSION: no-tlsv1x */
-};
-
-/* One certificate context of a bind line: the names it serves. */
-struct ssl_sni_ctx {
-	SSL_CTX *ctx;
-	char **names;                /* lower case; "*.example.com" wildcards */
-	int nnames;
-	int key_types;               /* bit EVP_PKEY_RSA / EC loaded (1, 2) */
 };
 
 /* Session ticket keys of a bind line (tls-ticket-keys): the last three of
@@ -61,11 +57,14 @@ struct ssl_bind_conf {
 	char *tls_ticket_keys;       /* tls-ticket-keys file */
 	struct ssl_ticket_keys *tkeys;   /* loaded from it, or NULL */
 	uint64_t ca_ignore[2], crt_ignore[2];   /* X509_V_ERR_* bits */
-	/* built at start-up */
-	struct ssl_sni_ctx *sni;     /* one per certificate (set) */
-	int nsni;
-	SSL_CTX *def_ctx;            /* the first certificate's */
 	unsigned char sid_ctx[32];   /* session ID context (bind_sid_ctx()) */
+	/* built at start-up (src/net/ssl_crt.c) */
+	struct ssl_crt_entry **crts; /* the certificate files, in order
+	                              * (ssl_store_lock) */
+	int ncrts;
+	/* the contexts handshakes use: replaced whole by a commit, read with
+	 * an atomic load (see ssl_bind_default_ctx(), ssl_crt_sni_cb()) */
+	struct ssl_sni_table *_Atomic sni_tab;
 };
 
 struct ssl_srv_conf {
@@ -79,10 +78,16 @@ struct ssl_srv_conf {
 	struct sample_expr *sni;
 	int no_reuse;                /* no-ssl-reuse */
 	struct ssl_methods m;
-	/* built at start-up */
-	SSL_CTX *ctx;
-	/* the last session per thread, for resumption (owner thread only) */
+	struct ssl_crt_entry *crt_entry;   /* `crt` in the store, or NULL */
+	/* built at start-up; replaced whole by a commit of its certificate,
+	 * read with an atomic load */
+	SSL_CTX *_Atomic ctx;
+	unsigned int ctx_gen;        /* generation of the last ctx built
+	                              * (ssl_store_lock), in its app data */
+	/* the last session per thread, for resumption (owner thread only),
+	 * and the generation of the context it was made with */
 	SSL_SESSION *sess[MAX_THREADS];
+	unsigned int sess_gen[MAX_THREADS];
 };
 
 /* bind/server line option parsers. Return 1 if args[*i] was an ssl
@@ -106,6 +111,24 @@ int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni);
 /* Stores a session for resumption of the next connection of this thread
  * (new-session callback). */
 void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid);
+
+/* A new server-side context for a bind line (ciphers, versions, verify,
+ * ALPN, servername callback), without certificate. NULL with a message. */
+SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen);
+
+/* A new client context for a server, presenting <crt> if not NULL. NULL
+ * with a message. Under ssl_store_lock once the threads run. */
+SSL_CTX *ssl_srv_ctx_new(struct server *srv, const struct ssl_cert_data *crt,
+                         char *err, size_t errlen);
+
+/* The session to offer on a new connection to a server made with <ctx> on
+ * thread <tid>: the thread's last one, unless it came from another context
+ * (a committed certificate: the server must see the new one). */
+SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid);
+
+/* Writes "<what>: <OpenSSL's last reason>." into <err>, clears OpenSSL's
+ * error queue, returns -1. */
+int ssl_err(char *err, size_t errlen, const char *what);
 
 /* Fetch helpers: the index of the server/bind line in SSL ex_data. */
 extern int ssl_ex_idx_srv;
