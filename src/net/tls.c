@@ -364,12 +364,29 @@ void tls_shutw(struct conn *c)
 	}
 }
 
+/* A handshake that failed has just sent its alert (unknown CA, handshake
+ * failure...): closing a socket with unread input makes the kernel send a
+ * reset, which may reach the client before it reads the alert. What is
+ * there is read and dropped first (a bounded amount), and our side is shut
+ * so that the alert is followed by a FIN. */
+static void tls_drain_before_close(int fd)
+{
+	char tmp[4096];
+
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 16 && recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT) > 0; i++)
+		;
+}
+
 void tls_free(struct conn *c, int clean)
 {
 	if (!c->ssl)
 		return;
 	if (clean && !(c->flags & CONN_F_WR_SHUT))
 		tls_shutw(c);
+	if ((c->flags & (CONN_F_TLS_HS | CONN_F_ERROR)) == (CONN_F_TLS_HS | CONN_F_ERROR) &&
+	    c->ph.fd >= 0)
+		tls_drain_before_close(c->ph.fd);
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 	c->flags &= ~(CONN_F_TLS_HS | CONN_F_WR_WAITS_RD | CONN_F_RD_WAITS_WR);
