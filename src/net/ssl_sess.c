@@ -114,6 +114,11 @@ static int sess_new(SSL *ssl, SSL_SESSION *sess)
 
 	if (!len || len > SSL_MAX_SSL_SESSION_ID_LENGTH)
 		return 0;
+	/* a TLS 1.3 session sent as a stateless ticket is never looked up by
+	 * its ID (OpenSSL calls this for it anyway): keeping it would only
+	 * fill the cache */
+	if (SSL_version(ssl) == TLS1_3_VERSION && !(SSL_get_options(ssl) & SSL_OP_NO_TICKET))
+		return 0;
 	sh = shard_of(id, len, &h);
 	lock_take(&sh->lock);
 	i = find(sh, h, id, len);
