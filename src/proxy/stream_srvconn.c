@@ -225,8 +225,7 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 	if (conn_is_open(&s->sc) || conn_adopt(&s->sc, fd, s->pend.hflags) < 0) {
 		/* cannot happen (a queued stream keeps no connection), or the
 		 * poller refused it: the connection ends here */
-		poller_fd_forget(fd);
-		close(fd);
+		conn_fd_close(fd);
 		atomic_fetch_sub(&srv->used_conns, 1);
 		return;
 	}
