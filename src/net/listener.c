@@ -130,6 +130,14 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 
 		if (limits_reached(l) || !conn_slot_take(l)) {
 			listener_pause(l, tid);
+			/* a connection that ended between the check and the
+			 * pause found no listener paused, and woke nobody:
+			 * the pause is announced now (nb_paused), so check
+			 * again. Either this sees the slot released, or the
+			 * closer sees the pause (both sides sequentially
+			 * consistent) */
+			if (!limits_reached(l))
+				task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
 			return;
 		}
 		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
