@@ -108,9 +108,12 @@ struct good {
 	struct tally t;
 	uint64_t *lat_us;
 	int cap;
+	int slow;                /* requests over 200 ms */
 };
 
-static int good_one(void)
+/* One request on a new connection; *connect_us: how long connect() took
+ * (a SYN dropped by a full backlog shows as a second or more there). */
+static int good_one(uint64_t *connect_us)
 {
 	static const char req[] = "GET /good HTTP/1.1\r\nHost: holdload\r\n\r\n";
 	char b[RESP_MAX];
@@ -122,8 +125,13 @@ static int good_one(void)
 		return 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 ||
-	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1) {
+	*connect_us = now_us();
+	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+		close(fd);
+		return 0;
+	}
+	*connect_us = now_us() - *connect_us;
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1) {
 		close(fd);
 		return 0;
 	}
@@ -145,11 +153,16 @@ static void *good_run(void *arg)
 	uint64_t end = now_us() + (uint64_t)g->ms * 1000;
 
 	while (now_us() < end && g->t.n < g->cap) {
-		uint64_t t0 = now_us();
-		int status = good_one();
+		uint64_t t0 = now_us(), conn_us = 0;
+		int status = good_one(&conn_us);
 
 		g->lat_us[g->t.n] = now_us() - t0;
 		tally_add(&g->t, status);
+		/* the first few slow ones, to tell a SYN retransmission (the
+		 * connect took the time) from a wait in the proxy */
+		if (g->lat_us[g->t.n - 1] > 200000 && g->slow++ < 5)
+			fprintf(stderr, "slow good request: %.1f ms, of which connect %.1f ms\n",
+			        g->lat_us[g->t.n - 1] / 1000.0, conn_us / 1000.0);
 	}
 	return NULL;
 }
