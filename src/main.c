@@ -38,11 +38,13 @@
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cond.h>
 #include <sluice/core/clock.h>
+#include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
 #include <sluice/core/pool.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
+#include <sluice/mgmt/cli.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -205,31 +207,57 @@ static void setup_signals(void)
 
 /* ---- start-up ---- */
 
-/* Raises the descriptor limit to its hard maximum and derives maxconn from
- * it when the configuration does not set one, as HAProxy does. */
-static void setup_limits(void)
+static int count_log_targets(void)
 {
-	struct rlimit rl;
-	int need;
+	struct list *pos, *tmp, *lpos, *ltmp;
+	int n = 0;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-		getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if (!global.maxconn) {
-		long fds = (long)rl.rlim_cur;
+	list_for_each_safe(lpos, ltmp, &global.logs)
+		n++;
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
 
-		global.maxconn = (int)((fds - 100) / 2 > 0 ? (fds - 100) / 2 : 100);
-		if (global.maxconn > 1000000)
-			global.maxconn = 1000000;
+		list_for_each_safe(lpos, ltmp, &px->logs)
+			n++;
 	}
-	need = global.maxconn * 2 + 100;
-	if ((rlim_t)need > rl.rlim_cur && !global.quiet)
-		fprintf(stderr, "[WARNING] maxconn %d needs %d file descriptors but the limit is "
-		        "%llu: accepts will pause when descriptors run out.\n", global.maxconn,
-		        need, (unsigned long long)rl.rlim_cur);
+	return n;
+}
+
+/* maxconn, maxsock and ulimit-n by HAProxy 2.6's rules (fd_budget.c), then
+ * the soft descriptor limit. Returns -1 if the process must not start. */
+static int setup_limits(void)
+{
+	struct rlimit rl = { 1024, 1024 };
+	struct fd_limits fl = { 0 };
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fl.boot_cur = rl.rlim_cur == RLIM_INFINITY ? -1 : (long)rl.rlim_cur;
+	fl.boot_max = rl.rlim_max == RLIM_INFINITY ? -1 : (long)rl.rlim_max;
+	fl.fd_hard_limit = global.fd_hard_limit;
+	fl.ulimit_n = global.rlimit_nofile;
+	fl.maxconn = global.maxconn;
+	fl.nbthread = global.nbthread;
+	fl.listen_fds = listeners_count_sockets();
+	fl.log_fds = count_log_targets();
+	/* as HAProxy: CLI connections count only where a stats socket is */
+	fl.stats_maxconn = list_empty(&cli_binds) ? 0 : global.stats_maxconn;
+	fl.pool_low_ratio = global.pool_low_ratio;
+	fl.pool_high_ratio = global.pool_high_ratio;
+	fd_limits_compute(&fl);
+	global.maxconn = fl.maxconn;
+	global.maxsock = fl.maxsock;
+	global.pool_low_count = fl.pool_low_count;
+	global.pool_high_count = fl.pool_high_count;
+	if (fl.maxconn_derived && global.debug)
+		fprintf(stderr, "Note: setting global.maxconn to %d.\n", global.maxconn);
+	if (fd_limits_apply(&fl) < 0)
+		return -1;
+	if (global.rlimit_nofile < global.maxsock && fl.ulimit_n > 0 && !global.quiet)
+		fprintf(stderr, "[WARNING] ulimit-n %ld is below the %d descriptors that maxconn "
+		        "%d needs (maxsock): connections will fail when they run out.\n",
+		        global.rlimit_nofile, global.maxsock, global.maxconn);
 	atomic_store(&global.maxconn_rt, global.maxconn);
+	return 0;
 }
 
 static int write_pidfile(const char *path, int pid)
@@ -381,7 +409,8 @@ int main(int argc, char **argv)
 
 	if (!global.nbthread)
 		global.nbthread = default_nbthread();
-	setup_limits();
+	if (setup_limits() < 0)
+		return 1;
 	global.start_ms = clock_mono_ms();
 	global.start_wall = time(NULL);
 	if (!global.node) {
@@ -410,6 +439,8 @@ int main(int argc, char **argv)
 		pidfile_path = pidfile;
 	}
 	thread_register_init(&stop_watch_hook);
+	/* everything sluice holds outside connections is open now */
+	fd_budget_start(global.maxsock - 2 * global.maxconn);
 	threads_run();
 	if (pidfile_path)
 		unlink(pidfile_path);

@@ -1,10 +1,18 @@
 /* The process-wide `global` structure and build facts. */
+#include <limits.h>
 #include <string.h>
 #include <sluice/core/global.h>
 
 struct global global = {
 	.nbthread = 0,            /* 0: the CPUs the process may run on */
 	.maxconn = 0,             /* 0: derived from the file-descriptor limit */
+	.strict_limits = 1,
+	.stats_maxconn = 10,      /* HAProxy's default */
+	.pool_low_ratio = 20,
+	.pool_high_ratio = 25,
+	/* until setup_limits() computes them (never, in unit tests): no mark */
+	.pool_low_count = INT_MAX,
+	.pool_high_count = INT_MAX,
 	.bufsize = 16384,
 	.maxpollevents = 200,
 	.runqueue_depth = 200,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
 #include <sluice/core/sched.h>
 
@@ -45,11 +46,68 @@ static int kw_global_int(struct cfg_ctx *ctx, char **args, int nargs, char *err,
 			snprintf(err, errlen, "value must be at least %ld.", tab[i].min);
 			return -1;
 		}
+		if (tab[i].field == &global.maxconn && global.maxconn) {
+			/* as HAProxy: the first one stays */
+			cfg_warning(ctx->file, ctx->line, "'maxconn' already specified; the first "
+			            "value (%d) is kept.", global.maxconn);
+			return 0;
+		}
 		*tab[i].field = (int)v;
 		return 0;
 	}
 	snprintf(err, errlen, "internal: unknown integer keyword.");
 	return -1;
+}
+
+/* ulimit-n, fd-hard-limit: a number of descriptors, 0 meaning "derived".
+ * As HAProxy: a second one is reported and the first one kept. */
+static int kw_fd_limit(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long *field = strcmp(args[0], "ulimit-n") == 0 ? &global.rlimit_nofile :
+	              &global.fd_hard_limit;
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects one integer argument.");
+		return -1;
+	}
+	if (cfg_parse_uint(args[1], FD_MAX_LIMIT, &v, err, errlen) < 0)
+		return -1;
+	if (*field) {
+		cfg_warning(ctx->file, ctx->line, "'%s' already specified; the first value (%ld) "
+		            "is kept.", args[0], *field);
+		return 0;
+	}
+	*field = v;
+	return 0;
+}
+
+static int kw_strict_limits(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (cfg_no_more_args(args, nargs, 1, err, errlen) < 0)
+		return -1;
+	global.strict_limits = !ctx->negate;
+	return 0;
+}
+
+/* tune.pool-low-fd-ratio, tune.pool-high-fd-ratio: percent of maxsock */
+static int kw_pool_fd_ratio(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs > 2) {
+		snprintf(err, errlen, "cannot handle unexpected argument '%s'.", args[2]);
+		return -1;
+	}
+	if (nargs != 2 || cfg_parse_uint(args[1], 100, &v, err, errlen) < 0) {
+		snprintf(err, errlen, "expects an integer argument between 0 and 100.");
+		return -1;
+	}
+	if (strcmp(args[0], "tune.pool-high-fd-ratio") == 0)
+		global.pool_high_ratio = (int)v;
+	else
+		global.pool_low_ratio = (int)v;
+	return 0;
 }
 
 static int kw_bufsize(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
@@ -132,7 +190,11 @@ static const struct cfg_kw global_kws[] = {
 	{ "user",                NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "group",               NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "chroot",              NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
-	{ "ulimit-n",            NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
+	{ "ulimit-n",            NULL, CFG_SEC_GLOBAL, kw_fd_limit },
+	{ "fd-hard-limit",       NULL, CFG_SEC_GLOBAL, kw_fd_limit },
+	{ "strict-limits",       NULL, CFG_SEC_GLOBAL, kw_strict_limits, 1 },
+	{ "tune.pool-low-fd-ratio",  NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
+	{ "tune.pool-high-fd-ratio", NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
 	{ "expose-experimental-directives", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ "insecure-fork-wanted", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ NULL }

@@ -533,12 +533,12 @@ int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 	struct cli_sess *cs = calloc(1, sizeof(*cs));
 
 	if (!cs) {
-		close(fd);
+		conn_fd_close(fd);
 		return -1;
 	}
 	cs->task = task_new(cli_process, cs, th_ctx->tid, TC_NORMAL, "cli");
 	if (!cs->task || buf_alloc(&cs->in) < 0) {
-		close(fd);
+		conn_fd_close(fd);
 		task_destroy(cs->task);
 		buf_release(&cs->in);
 		free(cs);
@@ -549,7 +549,7 @@ int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 	conn_init(&cs->c, cs->task);
 	cs->c.src = *from;
 	if (conn_attach(&cs->c, fd) < 0) {
-		close(fd);
+		conn_fd_close(fd);
 		task_destroy(cs->task);
 		buf_release(&cs->in);
 		free(cs);
@@ -605,9 +605,24 @@ static int kw_stats_timeout(struct cfg_ctx *ctx, char **args, int nargs, char *e
 	return 0;
 }
 
+/* stats maxconn: CLI connections at once (all stats sockets); more wait
+ * in the listening sockets' backlog. They count in maxsock. */
+static int kw_stats_maxconn(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v;
+
+	if (nargs != 3 || cfg_parse_uint(args[2], 1000000, &v, err, errlen) < 0 || v < 1) {
+		snprintf(err, errlen, "expects a positive value.");
+		return -1;
+	}
+	global.stats_maxconn = (int)v;
+	return 0;
+}
+
 static const struct cfg_kw cli_cfg_kws[] = {
 	{ "stats", "socket",  CFG_SEC_GLOBAL, kw_stats_socket },
 	{ "stats", "timeout", CFG_SEC_GLOBAL, kw_stats_timeout },
+	{ "stats", "maxconn", CFG_SEC_GLOBAL, kw_stats_maxconn },
 	{ NULL }
 };
 CFG_REGISTER(cli_cfg_kws)

@@ -134,6 +134,8 @@ static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 	           (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
 	           (unsigned long long)(up % 60));
 	cli_printf(out, "Uptime_sec: %llu\n", (unsigned long long)up);
+	cli_printf(out, "Ulimit-n: %ld\n", global.rlimit_nofile);
+	cli_printf(out, "Maxsock: %d\n", global.maxsock);
 	cli_printf(out, "Maxconn: %d\n", atomic_load(&global.maxconn_rt));
 	cli_printf(out, "Hard_maxconn: %d\n", global.maxconn);
 	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
@@ -526,6 +528,10 @@ static int cli_show_activity(char **args, int nargs, struct cli_out *out, int le
 	ACT_ROW("accepted", accepts);
 	ACT_ROW("budget_left", budget_exhausted);
 	ACT_ROW("wdt_warnings", wdt_warnings);
+	ACT_ROW("fd_trims", fd_trims);
+	ACT_ROW("fd_waits", fd_waits);
+	cli_printf(out, "%-16s %d of %ld\n", "fd_used:", atomic_load(&global.fd_used),
+	           global.rlimit_nofile);
 	{
 		cli_printf(out, "%-16s", "conns:");
 		for (int i = 0; i < global.nbthread; i++)

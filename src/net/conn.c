@@ -8,12 +8,17 @@
  * epoll reports the next arrival anyway. The exception is a FIN announced by
  * EPOLLRDHUP: no further event will come for it, so such a socket is read
  * until recv() returns 0. A short write likewise means the socket buffer is
- * full. On request/response traffic this halves the recv() calls. */
+ * full. On request/response traffic this halves the recv() calls.
+ *
+ * Every connection's descriptor counts in the descriptor budget
+ * (fd_budget.h): from accept() (listener.c) or socket() (conn_connect())
+ * to conn_close() or conn_fd_close(). */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sluice/core/fd_budget.h>
 #include <sluice/core/sched.h>
 #include <sluice/net/conn.h>
 #include <sluice/net/tls.h>
@@ -72,9 +77,15 @@ void conn_close(struct conn *c)
 		return;
 	if (c->ssl)
 		tls_free(c, !(c->flags & (CONN_F_ERROR | CONN_F_HUP)));
-	poller_fd_forget(c->ph.fd);
-	close(c->ph.fd);
+	conn_fd_close(c->ph.fd);
 	c->ph.fd = -1;
+}
+
+void conn_fd_close(int fd)
+{
+	poller_fd_forget(fd);
+	close(fd);
+	fd_budget_closed();
 }
 
 static const struct sockaddr_storage *conn_lookup(struct conn *c, struct sockaddr_storage *ss,
@@ -219,17 +230,18 @@ int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t l
 
 	if (fd < 0)
 		return -1;
+	fd_budget_opened();
 	if (dst->ss_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {
 		int e = errno;
 
-		close(fd);
+		conn_fd_close(fd);
 		errno = e;
 		return -1;
 	}
 	if (conn_attach(c, fd) < 0) {
-		close(fd);
+		conn_fd_close(fd);
 		errno = c->err;
 		return -1;
 	}

@@ -13,6 +13,14 @@
  * (bulk class) if some listener is paused, and each thread re-registers its
  * own sockets once limits allow. Accepts per wake-up are capped by
  * tune.maxaccept, so a flood of connections never makes a loop unbounded.
+ *
+ * Descriptors: global.actconn is taken by compare-and-swap before accept(),
+ * so that threads accepting at once never exceed maxconn (each connection
+ * may need two descriptors, counted in maxsock); the CLI counts its own
+ * connections against `stats maxconn` the same way. An accept() that finds
+ * no descriptor left (EMFILE: idle server connections took the room that
+ * maxconn leaves) closes an idle connection of this thread and tries again,
+ * or pauses until other threads closed theirs (fd_budget_reclaim()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/fd_budget.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
 #include <sluice/mgmt/cli.h>
@@ -54,8 +63,31 @@ static int limits_reached(struct listener *l)
 			return 1;
 		if (atomic_load(&l->fe->feconn) >= femax)
 			return 1;
+	} else if (atomic_load(&global.cli_conns) >= global.stats_maxconn) {
+		return 1;
 	}
 	return l->maxconn && atomic_load(&l->nbconn) >= l->maxconn;
+}
+
+/* Takes one of the process's connection slots (actconn for frontends,
+ * cli_conns for the CLI) unless all are in use. Returns 1 if taken. */
+static int conn_slot_take(const struct listener *l)
+{
+	_Atomic int *cnt = l->fe ? &global.actconn : &global.cli_conns;
+	int max = l->fe ? atomic_load_explicit(&global.maxconn_rt, memory_order_relaxed) :
+	          global.stats_maxconn;
+	int cur = atomic_load(cnt);
+
+	do {
+		if (cur >= max)
+			return 0;
+	} while (!atomic_compare_exchange_weak(cnt, &cur, cur + 1));
+	return 1;
+}
+
+static void conn_slot_release(const struct listener *l)
+{
+	atomic_fetch_sub(l->fe ? &global.actconn : &global.cli_conns, 1);
 }
 
 static uint32_t listen_events(const struct listener *l)
@@ -73,6 +105,18 @@ static void listener_pause(struct listener *l, int tid)
 	atomic_fetch_add(&nb_paused, 1);
 }
 
+/* accept() failed for want of a descriptor or of memory. Returns 1 if an
+ * idle server connection of this thread was closed (try again), else
+ * pauses <l> on this thread: a connection that ends, or another thread
+ * done closing idle connections, resumes it. */
+static int accept_short_of_fds(struct listener *l, int tid, int err)
+{
+	if ((err == EMFILE || err == ENFILE) && fd_budget_reclaim(1) == 1)
+		return 1;
+	listener_pause(l, tid);
+	return 0;
+}
+
 static void accept_cb(struct poll_handle *h, uint32_t ev)
 {
 	struct listener *l = h->owner;
@@ -84,19 +128,32 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		socklen_t fl = sizeof(from);
 		int fd;
 
-		if (limits_reached(l)) {
+		if (limits_reached(l) || !conn_slot_take(l)) {
 			listener_pause(l, tid);
+			/* a connection that ended between the check and the
+			 * pause found no listener paused, and woke nobody:
+			 * the pause is announced now (nb_paused), so check
+			 * again. Either this sees the slot released, or the
+			 * closer sees the pause (both sides sequentially
+			 * consistent) */
+			if (!limits_reached(l))
+				task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
 			return;
 		}
 		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
+			int err = errno;
+
+			conn_slot_release(l);
+			if (err == EINTR || err == ECONNABORTED)
 				continue;
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM)
-				listener_pause(l, tid);   /* resumed when a connection ends */
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+				if (accept_short_of_fds(l, tid, err))
+					continue;
+			}
 			return;
 		}
+		fd_budget_opened();
 		if (fl == 0 || from.ss_family == AF_UNSPEC)
 			from.ss_family = AF_UNIX;
 		/* as HAProxy: what sluice writes is whole messages or as much as
@@ -106,8 +163,6 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
-		if (l->fe)
-			atomic_fetch_add(&global.actconn, 1);
 		atomic_fetch_add(&global.cum_conns, 1);
 		if (l->on_accept(l, fd, &from) < 0)
 			listener_conn_closed(l);
@@ -146,8 +201,7 @@ void listeners_resume_all(void)
 void listener_conn_closed(struct listener *l)
 {
 	atomic_fetch_sub(&l->nbconn, 1);
-	if (l->fe)
-		atomic_fetch_sub(&global.actconn, 1);
+	conn_slot_release(l);
 	listeners_resume_all();
 }
 
@@ -169,6 +223,7 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 		l->active[tid] = l->paused[tid] = 0;
 		if (l->shared_fd < 0 && l->fds[tid] >= 0) {
 			close(l->fds[tid]);
+			fd_budget_closed();
 			l->fds[tid] = -1;
 		}
 		l->closed = 1;
@@ -326,6 +381,37 @@ static int listener_create(struct bind_conf *bc)
 	}
 	list_append(&listeners, &l->list);
 	return 0;
+}
+
+/* The sockets listener_create() will open (or adopt) for <bc>: one per
+ * allowed thread for an address sluice binds (SO_REUSEPORT), else one. */
+static int bind_conf_sockets(const struct bind_conf *bc)
+{
+	int n = 0;
+
+	if (bc->addr.kind != ADDR_INET)
+		return 1;
+	for (int i = 0; i < global.nbthread; i++)
+		n += thread_allowed(bc, i);
+	return n;
+}
+
+int listeners_count_sockets(void)
+{
+	struct list *pos, *tmp, *bpos, *btmp;
+	int n = 0;
+
+	list_for_each_safe(bpos, btmp, &cli_binds)
+		n += bind_conf_sockets(list_elem(bpos, struct bind_conf, list));
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (!(px->cap & PX_CAP_FE) || px->disabled)
+			continue;
+		list_for_each_safe(bpos, btmp, &px->binds)
+			n += bind_conf_sockets(list_elem(bpos, struct bind_conf, list));
+	}
+	return n;
 }
 
 int listeners_bind_all(void)

@@ -31,6 +31,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <sluice/core/clock.h>
+#include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/pool.h>
@@ -45,6 +46,7 @@
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
 #include <sluice/proxy/stream_int.h>
 
@@ -247,13 +249,13 @@ fail:
 		if (conn_is_open(&s->cli))
 			conn_close(&s->cli);
 		else
-			close(fd);
+			conn_fd_close(fd);
 		buf_release(&s->req);
 		buf_release(&s->res);
 		task_destroy(s->task);
 		pool_free(&pool_stream, s);
 	} else {
-		close(fd);
+		conn_fd_close(fd);
 	}
 	return -1;
 }
@@ -781,21 +783,97 @@ static int stream_srv_tls_start(struct stream *s, struct server *srv, const void
 	return ssl_srv_prepare(srv, s->sc.ssl, sni);
 }
 
+/* ---- descriptors for server connections ---- */
+
+#define FD_WAIT_STEP_MS   2      /* between two tries while other threads trim */
+#define FD_WAIT_MAX_MS    1000   /* without timeout connect */
+
+/* At most one line per second per thread: the budget is meant to make
+ * this impossible, so each one tells of a descriptor sluice does not count. */
+static void warn_out_of_fds(const struct server *srv, int err)
+{
+	if (th_ctx->fd_warn_ms && th_ctx->now_ms - th_ctx->fd_warn_ms < 1000)
+		return;
+	th_ctx->fd_warn_ms = th_ctx->now_ms;
+	fprintf(stderr, "[WARNING] (%d) : server %s/%s: no descriptor for a new connection "
+	        "(%s), %d held of %ld.\n", global.pid, srv->be->name, srv->name, strerror(err),
+	        atomic_load(&global.fd_used), global.rlimit_nofile);
+}
+
+/* Before a new server socket. Returns 0 to go on, or -1 when the stream
+ * must wait for other threads to close idle connections. */
+static int connect_fd_room(void)
+{
+	/* HAProxy's rule: above the high mark, a connection that could not
+	 * reuse one costs an idle one, so the pools shrink as the load grows */
+	if (fd_budget_above_high())
+		srv_idle_trim(1);
+	if (fd_budget_room() >= 1)
+		return 0;
+	/* -1 (nothing left to close anywhere): try; EMFILE then fails it */
+	return fd_budget_reclaim(1) == 0 ? -1 : 0;
+}
+
+/* Opens the server socket; on EMFILE closes an idle connection of this
+ * thread and tries again. Returns 0, -1 (errno set), or -2 when the stream
+ * must wait for other threads to close idle connections. */
+static int connect_with_budget(struct stream *s, struct server *srv)
+{
+	int r;
+
+	if (connect_fd_room() < 0)
+		return -2;
+	for (int tries = 0; tries < 2; tries++) {
+		if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) == 0)
+			return 0;
+		if (errno != EMFILE && errno != ENFILE)
+			return -1;
+		warn_out_of_fds(srv, errno);
+		r = fd_budget_reclaim(1);
+		if (r == 0)
+			return -2;
+		if (r < 0)
+			break;
+	}
+	errno = EMFILE;
+	return -1;
+}
+
+/* Other threads are closing idle connections for this stream: it tries
+ * again shortly (TURNAROUND, no retry spent), up to timeout connect. */
+static int connect_wait_fds(struct stream *s)
+{
+	uint64_t now = th_ctx->now_ms;
+
+	if (!s->fd_wait_end)
+		s->fd_wait_end = now + (uint64_t)(s->be->timeout_connect > 0 ?
+		                                  s->be->timeout_connect : FD_WAIT_MAX_MS);
+	if (now >= s->fd_wait_end)
+		return -1;
+	th_ctx->act.fd_waits++;
+	s->st = SST_TURNAROUND;
+	s->conn_exp = now + FD_WAIT_STEP_MS;
+	return 0;
+}
+
 void do_connect(struct stream *s)
 {
 	struct server *srv = s->srv;
+	int r;
 
 	s->connect_ms = th_ctx->now_ms;
 	if (s->txn && http_reuse_conn(s))
 		return;
 	s->sc_reqs = 1;
+	r = connect_with_budget(s, srv);
+	if (r == -2 && connect_wait_fds(s) == 0)
+		return;
+	s->fd_wait_end = 0;
 	srv_used_conns_inc(srv);
 	CNT_INC(srv->cnt.connect);
 	CNT_INC(s->be->be_cnt.connect);
-	if (conn_connect(&s->sc, &srv->addr.ss, srv->addr.len) < 0) {
+	if (r < 0) {
 		conn_init(&s->sc, s->task);
-		atomic_fetch_sub(&srv->used_conns, 1);
-		atomic_fetch_add(&srv->used_conns, 1);   /* balanced by connect_failed */
 		connect_failed(s, 0);
 		return;
 	}

@@ -246,8 +246,7 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 		/* cannot happen (a queued stream keeps no connection), or the
 		 * poller refused it: the connection ends here */
 		SSL_free(ssl);
-		poller_fd_forget(fd);
-		close(fd);
+		conn_fd_close(fd);
 		atomic_fetch_sub(&srv->used_conns, 1);
 		return;
 	}

@@ -14,6 +14,8 @@
  *   X-Resp-Seed: HEX          seed of the response body's pstream
  *   X-Resp-Chunked: 1         chunked response (random chunk sizes, a trailer)
  *   X-Req-Id: TEXT            echoed, so that the client sees the order holds
+ *   X-Resp-Delay-Ms: N        the response starts N ms after the request ended
+ *                             (a held request: the descriptor budget test)
  *   Expect: 100-continue      an interim 100 goes out before the body is read
  *   trailer X-Req-Sum: HEX    checked against the checksum of the body received
  *
@@ -41,7 +43,7 @@
 
 #define IO_SIZE 65536
 
-enum ostate { O_HEAD, O_BODY, O_RESP };
+enum ostate { O_HEAD, O_BODY, O_DELAY, O_RESP };
 
 struct oconn {
 	int fd;
@@ -56,6 +58,9 @@ struct oconn {
 	struct chunked ck;
 	uint64_t resp_len;
 	uint64_t resp_seed;
+	uint64_t delay_ms;
+	uint64_t due_ms;          /* O_DELAY: when the response starts */
+	struct oconn *dprev, *dnext;   /* in the delayed list, by due date */
 	int resp_chunked;
 	char req_id[64];
 	/* response */
@@ -68,6 +73,7 @@ struct oconn {
 
 static volatile sig_atomic_t stop_flag;
 static int epfd;
+static struct oconn *delayed_head, *delayed_tail;   /* earliest first */
 static unsigned long long n_requests, n_conns, n_errors, n_continue;
 
 static void on_signal(int sig)
@@ -81,8 +87,43 @@ static void oc_error(struct oconn *c, const char *what)
 		fprintf(stderr, "origin: error on fd %d (request %s): %s\n", c->fd, c->req_id, what);
 }
 
+static void delayed_unlink(struct oconn *c)
+{
+	if (c->dprev)
+		c->dprev->dnext = c->dnext;
+	else
+		delayed_head = c->dnext;
+	if (c->dnext)
+		c->dnext->dprev = c->dprev;
+	else
+		delayed_tail = c->dprev;
+	c->dprev = c->dnext = NULL;
+}
+
+/* Requests held for the same delay arrive in due order: the walk from the
+ * tail stops at once. */
+static void delayed_insert(struct oconn *c)
+{
+	struct oconn *p = delayed_tail;
+
+	while (p && p->due_ms > c->due_ms)
+		p = p->dprev;
+	c->dprev = p;
+	c->dnext = p ? p->dnext : delayed_head;
+	if (c->dnext)
+		c->dnext->dprev = c;
+	else
+		delayed_tail = c;
+	if (p)
+		p->dnext = c;
+	else
+		delayed_head = c;
+}
+
 static void oc_close(struct oconn *c)
 {
+	if (c->st == O_DELAY)
+		delayed_unlink(c);
 	close(c->fd);   /* removes it from epoll */
 	free(c);
 }
@@ -92,7 +133,7 @@ static void oc_interest(struct oconn *c)
 	uint32_t ev = 0;
 	struct epoll_event e;
 
-	if (c->st != O_RESP)
+	if (c->st == O_HEAD || c->st == O_BODY)
 		ev |= EPOLLIN;
 	if (c->out_len > c->out_off || (c->st == O_RESP && !c->gen.done))
 		ev |= EPOLLOUT;
@@ -137,6 +178,7 @@ static int parse_head(struct oconn *c, const uint8_t *h, size_t hl)
 	c->resp_len = head_u64(h, hl, "X-Resp-Len", 10, 0);
 	c->resp_seed = head_u64(h, hl, "X-Resp-Seed", 16, 0);
 	c->resp_chunked = head_has(h, hl, "X-Resp-Chunked", "1");
+	c->delay_ms = head_u64(h, hl, "X-Resp-Delay-Ms", 10, 0);
 	c->body_len = 0;
 	c->sum = FNV_INIT;
 	memset(&c->ck, 0, sizeof(c->ck));
@@ -228,7 +270,7 @@ static void start_response(struct oconn *c)
  * Returns -1 if the connection must go. */
 static int process_input(struct oconn *c)
 {
-	while (c->st != O_RESP) {
+	while (c->st == O_HEAD || c->st == O_BODY) {
 		if (c->st == O_HEAD) {
 			size_t hl = head_len(c->in + c->in_off, c->in_len - c->in_off);
 
@@ -252,6 +294,12 @@ static int process_input(struct oconn *c)
 			return -1;
 		if (!r)
 			break;
+		if (c->delay_ms) {
+			c->st = O_DELAY;
+			c->due_ms = hg_now_ms() + c->delay_ms;
+			delayed_insert(c);
+			break;
+		}
 		start_response(c);
 	}
 	if (c->in_off == c->in_len) {
@@ -268,7 +316,7 @@ static int process_input(struct oconn *c)
 
 static int oc_read(struct oconn *c)
 {
-	for (int rounds = 0; rounds < 4 && c->st != O_RESP; rounds++) {
+	for (int rounds = 0; rounds < 4 && (c->st == O_HEAD || c->st == O_BODY); rounds++) {
 		ssize_t r;
 
 		if (c->in_off && c->in_len == sizeof(c->in)) {
@@ -320,6 +368,27 @@ static int oc_write(struct oconn *c)
 			return errno == EAGAIN ? 0 : -1;
 		c->out_off += (size_t)w;
 	}
+}
+
+/* Starts the responses whose delay is over; returns the ms until the next
+ * one is due (at most <cap>). */
+static int run_delayed(int cap)
+{
+	uint64_t now = hg_now_ms();
+
+	while (delayed_head && delayed_head->due_ms <= now) {
+		struct oconn *c = delayed_head;
+
+		delayed_unlink(c);
+		start_response(c);
+		if (oc_write(c) < 0)
+			oc_close(c);
+		else
+			oc_interest(c);
+	}
+	if (delayed_head && delayed_head->due_ms - now < (uint64_t)cap)
+		return (int)(delayed_head->due_ms - now);
+	return cap;
 }
 
 static void accept_all(int lfd)
@@ -388,7 +457,7 @@ int main(int argc, char **argv)
 	printf("origin: listening on 127.0.0.1:%s\n", argv[1]);
 	fflush(stdout);
 	while (!stop_flag && hg_now_ms() < end) {
-		int n = epoll_wait(epfd, evs, 256, 200);
+		int n = epoll_wait(epfd, evs, 256, run_delayed(200));
 
 		for (int i = 0; i < n; i++) {
 			struct oconn *c = evs[i].data.ptr;
@@ -396,6 +465,13 @@ int main(int argc, char **argv)
 
 			if (!c) {
 				accept_all(lfd);
+				continue;
+			}
+			if (c->st == O_DELAY) {
+				/* a held request whose client left: reported again
+				 * and again (no interest masks a hang-up) */
+				if (evs[i].events & (EPOLLERR | EPOLLHUP))
+					oc_close(c);
 				continue;
 			}
 			if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))

@@ -3,7 +3,8 @@
 # bookkeeping, free loopback ports, the stats socket, and the test helpers
 # built from tests/stress/*.c on demand.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
+# a script outside tests/stress (bench/) sets top itself
+top=${top:-$(cd "$(dirname "$0")/../.." && pwd)}
 src=$top/tests/stress
 bin=$src/bin
 sluice=${SLUICE:-$top/sluice}

@@ -24,7 +24,19 @@ enum run_mode {
 struct global {
 	/* settings (config time) */
 	int nbthread;
-	int maxconn;            /* runtime: set maxconn global (atomic store) */
+	int maxconn;            /* hard maxconn: configured or derived (fd_budget.c) */
+	/* descriptor limits (src/core/fd_budget.c), final once start-up is over */
+	long fd_hard_limit;     /* fd-hard-limit, 0 = none */
+	long rlimit_nofile;     /* ulimit-n: configured (0 = derived), then the
+	                         * soft RLIMIT_NOFILE in force */
+	int maxsock;            /* descriptors the configuration may need */
+	int strict_limits;      /* strict-limits: refuse to start when the limit
+	                         * cannot be set (default on) */
+	int stats_maxconn;      /* stats maxconn: CLI connections at once */
+	int pool_low_ratio;     /* tune.pool-low-fd-ratio (percent of maxsock) */
+	int pool_high_ratio;    /* tune.pool-high-fd-ratio */
+	int pool_low_count;     /* the same, in descriptors */
+	int pool_high_count;
 	int daemon;
 	char *pidfile;
 	int bufsize;            /* tune.bufsize */
@@ -43,6 +55,8 @@ struct global {
 	/* runtime */
 	_Atomic int maxconn_rt; /* effective maxconn; `set maxconn global` */
 	_Atomic int actconn;    /* current client connections, all frontends */
+	_Atomic int cli_conns;  /* current CLI connections (stats maxconn) */
+	_Atomic int fd_used;    /* descriptors held now (fd_budget.h) */
 	_Atomic uint64_t cum_conns;
 	_Atomic uint64_t cum_sess;
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */

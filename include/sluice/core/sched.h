@@ -66,6 +66,8 @@ struct activity {
 	uint64_t accepts;
 	uint64_t wdt_warnings;
 	uint64_t budget_exhausted; /* loops that left work for the next one */
+	uint64_t fd_trims;        /* idle server connections closed for descriptors */
+	uint64_t fd_waits;        /* connects delayed until another thread closed some */
 };
 
 struct timer_ent {
@@ -104,6 +106,7 @@ struct thread_ctx {
 	int wdt_stuck;
 	void *wdt_timer;          /* timer_t */
 	int conns;                /* connections owned (for show activity) */
+	uint64_t fd_warn_ms;      /* last "no descriptor" warning (stream.c) */
 	void *pools;              /* per-thread pool caches (pool.c) */
 };
 

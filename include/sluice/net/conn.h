@@ -40,6 +40,10 @@ void conn_init(struct conn *c, struct task *t);
 /* Takes ownership of <fd> (non-blocking) and registers it. */
 int  conn_attach(struct conn *c, int fd);
 void conn_close(struct conn *c);
+/* Closes a connection's descriptor that no struct conn holds (an accepted
+ * socket not attached yet, a handed-over one that could not be adopted):
+ * it leaves the poller's table and the descriptor budget. */
+void conn_fd_close(int fd);
 /* Reads into <b>. Returns bytes read, 0 on EOF (sets RD_SHUT), -1 when it
  * would block (clears RD_READY) or on error (sets ERROR). */
 ssize_t conn_recv(struct conn *c, struct buffer *b);

@@ -38,6 +38,10 @@ extern struct list listeners;
  * the number of errors. Runs before the threads start. */
 int  listeners_bind_all(void);
 
+/* The listening sockets listeners_bind_all() will hold, counted from the
+ * configuration before they exist (they count in maxsock). */
+int  listeners_count_sockets(void);
+
 /* Must be called when a connection accepted by <l> ends (any thread):
  * lowers counters and resumes paused listeners. */
 void listener_conn_closed(struct listener *l);

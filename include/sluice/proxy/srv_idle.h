@@ -4,7 +4,8 @@
  * thread adds, takes or closes them, so no lock is needed (DESIGN: "each
  * thread owns the connections it accepted"; server connections follow the
  * stream that opened them). An idle connection is closed when the server
- * closes it or sends anything, or after the server's pool-purge-delay.
+ * closes it or sends anything, after the server's pool-purge-delay, or when
+ * the descriptor budget needs its descriptor (fd_budget.h).
  */
 #ifndef SLUICE_PROXY_SRV_IDLE_H
 #define SLUICE_PROXY_SRV_IDLE_H
@@ -26,6 +27,10 @@ int  srv_idle_put(struct server *srv, struct conn *c, int reqs);
  * with *reqs set if one was taken, 0 otherwise. */
 int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_safe,
                    int *reqs);
+/* Closes up to <n> idle connections of the calling thread, oldest first,
+ * whatever their server (the descriptor budget is short). Returns how many
+ * it closed. */
+int  srv_idle_trim(int n);
 /* Idle and safe connections of <srv>, all threads (racy read, display). */
 int  srv_idle_count(const struct server *srv);
 /* Idle connections of <srv> in each thread's pool, into counts[0..n-1]

@@ -71,6 +71,8 @@ struct stream {
 	int Tw, Tc;
 	uint64_t bytes_in, bytes_out;
 	uint64_t cli_exp, srv_exp, conn_exp, queue_exp;
+	uint64_t fd_wait_end;      /* a connect waiting for descriptors gives up
+	                            * then (ms, 0: not waiting) */
 	int srv_queue_len, be_queue_len;   /* queue lengths seen (%sq %bq) */
 	/* HTTP mode */
 	struct http_txn *txn;      /* current transaction; NULL in TCP mode */
