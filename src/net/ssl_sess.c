@@ -75,17 +75,26 @@ int ssl_sess_cache_init(long entries)
 	return 0;
 }
 
+/* The shard of a session ID, NULL for an ID no cache entry can hold. */
 static struct sess_shard *shard_of(const unsigned char *id, unsigned int len, uint32_t *h)
 {
+	if (!len || len > SSL_MAX_SSL_SESSION_ID_LENGTH)
+		return NULL;
 	*h = id_hash(id, len);
 	return &shards[*h % SSL_SESS_SHARDS];
+}
+
+/* The head of the hash chain of <h> in <sh> (the low bits chose the shard). */
+static int *bucket_of(struct sess_shard *sh, uint32_t h)
+{
+	return &sh->bucket[(h / SSL_SESS_SHARDS) % (uint32_t)sh->cap];
 }
 
 /* Unlinks entry <i> from its chain; the caller holds the lock. */
 static void unlink_entry(struct sess_shard *sh, int i)
 {
 	struct sess_entry *e = &sh->e[i];
-	int *pp = &sh->bucket[(id_hash(e->id, e->idlen) / SSL_SESS_SHARDS) % (uint32_t)sh->cap];
+	int *pp = bucket_of(sh, id_hash(e->id, e->idlen));
 
 	while (*pp != -1 && *pp != i)
 		pp = &sh->e[*pp].next;
@@ -95,7 +104,7 @@ static void unlink_entry(struct sess_shard *sh, int i)
 
 static int find(struct sess_shard *sh, uint32_t h, const unsigned char *id, unsigned int len)
 {
-	for (int i = sh->bucket[(h / SSL_SESS_SHARDS) % (uint32_t)sh->cap]; i != -1; i = sh->e[i].next)
+	for (int i = *bucket_of(sh, h); i != -1; i = sh->e[i].next)
 		if (sh->e[i].idlen == len && !memcmp(sh->e[i].id, id, len))
 			return i;
 	return -1;
@@ -112,14 +121,13 @@ static int sess_new(SSL *ssl, SSL_SESSION *sess)
 	uint32_t h;
 	int i;
 
-	if (!len || len > SSL_MAX_SSL_SESSION_ID_LENGTH)
-		return 0;
 	/* a TLS 1.3 session sent as a stateless ticket is never looked up by
 	 * its ID (OpenSSL calls this for it anyway): keeping it would only
 	 * fill the cache */
 	if (SSL_version(ssl) == TLS1_3_VERSION && !(SSL_get_options(ssl) & SSL_OP_NO_TICKET))
 		return 0;
-	sh = shard_of(id, len, &h);
+	if (!(sh = shard_of(id, len, &h)))
+		return 0;
 	lock_take(&sh->lock);
 	i = find(sh, h, id, len);
 	if (i < 0) {
@@ -130,8 +138,8 @@ static int sess_new(SSL *ssl, SSL_SESSION *sess)
 		old = sh->e[i].sess;
 		memcpy(sh->e[i].id, id, len);
 		sh->e[i].idlen = len;
-		sh->e[i].next = sh->bucket[(h / SSL_SESS_SHARDS) % (uint32_t)sh->cap];
-		sh->bucket[(h / SSL_SESS_SHARDS) % (uint32_t)sh->cap] = i;
+		sh->e[i].next = *bucket_of(sh, h);
+		*bucket_of(sh, h) = i;
 	} else {
 		old = sh->e[i].sess;
 	}
@@ -149,9 +157,8 @@ static SSL_SESSION *sess_get(SSL *ssl, const unsigned char *id, int len, int *co
 	int i;
 
 	*copy = 0;
-	if (len <= 0 || len > SSL_MAX_SSL_SESSION_ID_LENGTH)
+	if (len <= 0 || !(sh = shard_of(id, (unsigned int)len, &h)))
 		return NULL;
-	sh = shard_of(id, (unsigned int)len, &h);
 	lock_take(&sh->lock);
 	i = find(sh, h, id, (unsigned int)len);
 	if (i >= 0) {
@@ -171,9 +178,8 @@ static void sess_remove(SSL_CTX *ctx, SSL_SESSION *sess)
 	uint32_t h;
 	int i;
 
-	if (!len || len > SSL_MAX_SSL_SESSION_ID_LENGTH)
+	if (!(sh = shard_of(id, len, &h)))
 		return;
-	sh = shard_of(id, len, &h);
 	lock_take(&sh->lock);
 	i = find(sh, h, id, len);
 	if (i >= 0 && sh->e[i].sess == sess) {
