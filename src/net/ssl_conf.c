@@ -95,13 +95,19 @@ static int parse_method_opt(struct ssl_methods *m, char **args, int nargs, int *
 	if (!strcmp(o, "ssl-min-ver") || !strcmp(o, "ssl-max-ver")) {
 		int v;
 
-		if (*i + 1 >= nargs || parse_tls_ver(args[*i + 1], &v) < 0) {
-			snprintf(err, errlen, "'%s' expects one of SSLv3, TLSv1.0, TLSv1.1, "
-			         "TLSv1.2 or TLSv1.3.", o);
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'%s': missing the ssl/tls version (SSLv3, TLSv1.0, "
+			         "TLSv1.1, TLSv1.2 or TLSv1.3).", o);
+			return -1;
+		}
+		if (parse_tls_ver(args[*i + 1], &v) < 0) {
+			/* HAProxy's words, "'<v>' : unknown ssl/tls version" */
+			snprintf(err, errlen, "'%s': '%s' : unknown ssl/tls version (expects SSLv3, "
+			         "TLSv1.0, TLSv1.1, TLSv1.2 or TLSv1.3).", o, args[*i + 1]);
 			return -1;
 		}
 		(*i)++;
-		*(o[8] == 'i' ? &m->min_ver : &m->max_ver) = v;
+		*(!strcmp(o, "ssl-min-ver") ? &m->min_ver : &m->max_ver) = v;
 		return 1;
 	}
 	if (!strcmp(o, "no-tls-tickets")) {
@@ -598,6 +604,76 @@ static int ssl_err(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
+/* The versions a bind line or server allows, by HAProxy's rules: an
+ * ssl-min-ver/ssl-max-ver/force-* (its own, else the global default one)
+ * wins over the no-* options, which are then ignored; a bind line without
+ * a minimum gets TLS 1.2, or its maximum if that is lower. */
+struct ver_range {
+	int min, max;                /* 0: OpenSSL's own bound */
+	unsigned int no_mask;        /* no-* options that apply */
+	int no_ignored;              /* no-* options given, but ignored */
+	int min_from_max;            /* bind: the default minimum was above the maximum */
+};
+
+/* Returns 0, or -1 when no version is left. */
+static int ver_range_resolve(const struct ssl_methods *own, const struct ssl_methods *def,
+                             int is_bind, struct ver_range *r)
+{
+	int lo, hi;
+
+	r->min = own->min_ver ? own->min_ver : def->min_ver;
+	r->max = own->max_ver ? own->max_ver : def->max_ver;
+	r->no_mask = own->no_mask | def->no_mask;
+	r->no_ignored = r->no_mask && (r->min || r->max);
+	r->min_from_max = 0;
+	if (r->no_ignored)
+		r->no_mask = 0;
+	if (is_bind && !r->min) {
+		r->min = TLS1_2_VERSION;   /* HAProxy's default since 2.2 */
+		if (r->max && r->max < r->min) {
+			r->min = r->max;
+			r->min_from_max = 1;
+		}
+	}
+	/* SSLv3 is not in OpenSSL 3: the lowest version is TLS 1.0 */
+	lo = r->min > TLS1_VERSION ? r->min : TLS1_VERSION;
+	hi = r->max ? r->max : TLS1_3_VERSION;
+	for (int v = lo; v <= hi; v++)
+		if (!(r->no_mask & (1u << (v - SSL3_VERSION))))
+			return 0;
+	return -1;
+}
+
+static const char *ver_name(int v)
+{
+	static const char *const names[] = { "SSLv3", "TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3" };
+
+	return v >= SSL3_VERSION && v <= TLS1_3_VERSION ? names[v - SSL3_VERSION] : "?";
+}
+
+/* Warnings and errors about the versions of a bind line or server, at
+ * start-up, as HAProxy words them. Returns 0 or 1 (an error). */
+static int ver_range_check(const struct ssl_methods *own, const struct ssl_methods *def,
+                           int is_bind, const char *file, int line, const char *what)
+{
+	struct ver_range r;
+	int rc = ver_range_resolve(own, def, is_bind, &r);
+
+	if (r.no_ignored)
+		cfg_warning(file, line, "%s: no-sslv3/no-tlsv1x are ignored. Use only 'ssl-min-ver' "
+		            "and 'ssl-max-ver' to fix.", what);
+	if (r.min_from_max)
+		cfg_warning(file, line, "%s: the ssl-min-ver value is not configured and the "
+		            "ssl-max-ver value is lower than the default ssl-min-ver value (TLSv1.2). "
+		            "Setting the ssl-min-ver to %s. Use 'ssl-min-ver' to fix this.",
+		            what, ver_name(r.min));
+	if (rc < 0) {
+		cfg_alert(file, line, "%s: all SSL/TLS versions are disabled.", what);
+		return 1;
+	}
+	return 0;
+}
+
 /* What binds and servers share: versions, ciphers, modes, options. */
 static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct ssl_methods *def,
                       const char *ciphers, const char *suites, const char *curves,
@@ -605,20 +681,20 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 {
 	static const long no_opt[] = { SSL_OP_NO_SSLv3, SSL_OP_NO_TLSv1, SSL_OP_NO_TLSv1_1,
 	                               SSL_OP_NO_TLSv1_2, SSL_OP_NO_TLSv1_3 };
-	unsigned int no_mask = own->no_mask | def->no_mask;
-	int min = own->min_ver ? own->min_ver : def->min_ver;
-	int max = own->max_ver ? own->max_ver : def->max_ver;
+	struct ver_range r;
+	int min, max;
 	uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF |
 	                SSL_OP_NO_COMPRESSION;
 
-	if (is_bind && !min)
-		min = TLS1_2_VERSION;   /* HAProxy's default since 2.2 */
+	ver_range_resolve(own, def, is_bind, &r);   /* checked by ver_range_check() */
+	min = r.min;
+	max = r.max;
 	if (own->no_tickets || def->no_tickets)
 		opts |= SSL_OP_NO_TICKET;
 	if (is_bind && !own->prefer_client_ciphers && !def->prefer_client_ciphers)
 		opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
 	for (int v = 0; v < 5; v++)
-		if (no_mask & (1u << v))
+		if (r.no_mask & (1u << v))
 			opts |= (uint64_t)no_opt[v];
 	SSL_CTX_set_options(ctx, opts);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
@@ -986,6 +1062,9 @@ static int bind_ssl_build(struct bind_conf *bc)
 		          "one certificate ('crt').", bc->addr_str, bc->fe->name);
 		return 1;
 	}
+	snprintf(err, sizeof(err), "bind '%s' in proxy '%s'", bc->addr_str, bc->fe->name);
+	if (ver_range_check(&c->m, &sslg.bind_m, 1, bc->file, bc->line, err))
+		return 1;
 	for (int i = 0; i < c->ncrt; i++) {
 		if (load_crt_arg(bc, c->crt[i], err, sizeof(err)) < 0) {
 			cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
@@ -1035,6 +1114,9 @@ static int srv_ssl_build(struct server *srv)
 		return 1;
 	}
 	c->verify = v;
+	snprintf(err, sizeof(err), "server '%s' in backend '%s'", srv->name, srv->be->name);
+	if (ver_range_check(&c->m, &sslg.srv_m, 0, srv->conf_file, srv->conf_line, err))
+		return 1;
 	ctx = c->ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx) {
 		ssl_err(err, sizeof(err), "cannot create a TLS context");

@@ -22,7 +22,7 @@ struct ssl_methods {
 	int min_ver, max_ver;        /* TLS1_VERSION.. TLS1_3_VERSION, 0 = unset */
 	int no_tickets;
 	int prefer_client_ciphers;
-	unsigned int no_mask;        /* bit v-TLS1_VERSION: no-tlsv1x */
+	unsigned int no_mask;        /* bit v-SSL3_VERSION: no-sslv3, no-tlsv1x */
 };
 
 /* One certificate context of a bind line: the names it serves. */
