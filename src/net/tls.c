@@ -348,10 +348,25 @@ void tls_shutw(struct conn *c)
 	}
 }
 
+/* Discards what the peer sent and nobody will read. Closing a socket
+ * with unread input makes the kernel answer with a reset, which may reach
+ * the peer before the alert just sent and make it lose that alert (a TLS
+ * 1.3 client judged after its Finished has usually sent its request
+ * already). HAProxy drains the same way before closing. */
+static void tls_drain(int fd)
+{
+	int n = 16;   /* bounded: a peer still sending gets its reset */
+
+	while (n-- && recv(fd, NULL, 1 << 30, MSG_TRUNC | MSG_DONTWAIT) > 0)
+		;
+}
+
 void tls_free(struct conn *c, int clean)
 {
 	if (!c->ssl)
 		return;
+	if ((c->flags & (CONN_F_ERROR | CONN_F_HUP)) == CONN_F_ERROR && c->ph.fd >= 0)
+		tls_drain(c->ph.fd);
 	if (clean && !(c->flags & CONN_F_WR_SHUT))
 		tls_shutw(c);
 	SSL_free(c->ssl);
