@@ -38,6 +38,8 @@
 
 int ssl_ex_idx_srv = -1;     /* SSL ex_data: the struct server */
 int ssl_ex_idx_verr = -1;    /* SSL ex_data: first verify errors (see below) */
+static int ssl_ex_idx_vfail = -1;   /* SSL ex_data: 1 + depth>0 of the error that
+                                     * failed a client's verification */
 
 /* Process-wide settings of the global section (configuration time). */
 static struct {
@@ -767,7 +769,17 @@ static int bind_verify_cb(int ok, X509_STORE_CTX *xs)
 		ERR_clear_error();
 		return 1;
 	}
+	SSL_set_ex_data(ssl, ssl_ex_idx_vfail, (void *)(uintptr_t)(depth ? 2 : 1));
 	return 0;
+}
+
+const char *ssl_bind_verify_failure(SSL *ssl)
+{
+	switch ((uintptr_t)SSL_get_ex_data(ssl, ssl_ex_idx_vfail)) {
+	case 1:  return "SSL client certificate not trusted";
+	case 2:  return "SSL client CA chain cannot be verified";
+	default: return NULL;
+	}
 }
 
 static int bind_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
@@ -1174,6 +1186,7 @@ static int ssl_post(void)
 	if (ssl_ex_idx_srv < 0) {
 		ssl_ex_idx_srv = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 		ssl_ex_idx_verr = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+		ssl_ex_idx_vfail = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	}
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);

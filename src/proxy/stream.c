@@ -460,7 +460,9 @@ static void do_cli_handshake(struct stream *s)
 	} else if (rc == ECONNRESET) {
 		why = "Connection closed during SSL handshake";
 	} else if (rc == EPROTO) {
-		why = "SSL handshake failure";
+		why = ssl_bind_verify_failure(s->cli.ssl);
+		if (!why)
+			why = "SSL handshake failure";
 	} else {
 		why = "Connection error during SSL handshake";
 	}

@@ -90,6 +90,11 @@ int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni);
  * (new-session callback). */
 void ssl_srv_keep_session(struct server *srv, SSL *ssl, int tid);
 
+/* Why a client's certificate failed a bind line's verification, in
+ * HAProxy's log words ("SSL client certificate not trusted", "SSL client
+ * CA chain cannot be verified"), or NULL if it did not. */
+const char *ssl_bind_verify_failure(SSL *ssl);
+
 /* Fetch helpers: the index of the server/bind line in SSL ex_data. */
 extern int ssl_ex_idx_srv;
 extern int ssl_ex_idx_verr;
