@@ -258,9 +258,11 @@ int tls_handshake(struct conn *c, int for_write)
 	}
 	st = tls_blocked(c, rc, for_write);
 	if (st == 0) {
-		/* the peer closed in the middle of the handshake */
-		tls_failed(c, ECONNRESET);
-		return ECONNRESET;
+		/* the peer closed in the middle of the handshake: before its
+		 * first message was complete, it never spoke TLS (a probe, a
+		 * port scan); after, the handshake failed */
+		st = SSL_get_state(c->ssl) == TLS_ST_BEFORE ? ENODATA : EPROTO;
+		tls_failed(c, st);
 	}
 	return st;
 }
