@@ -27,6 +27,10 @@ Options:
 
 Actions, in order:
   --clear TEXT      send TEXT in clear, before the handshake (a PROXY header)
+  --hello-part N    send the first N bytes of a ClientHello, nothing more
+                    (--expect-close then reads the socket itself)
+  --sleep S         wait S seconds
+  --reset           close at once with a TCP reset (SO_LINGER 0)
   --info            handshake, then print "version=V cipher=C alpn=A cn=CN"
   --refused         the server must refuse the connection: the handshake
                     fails, or (TLS 1.3 client certificates are judged after
@@ -51,6 +55,7 @@ import hashlib
 import random
 import socket
 import ssl
+import struct
 import sys
 import time
 
@@ -260,9 +265,9 @@ def main():
     p.add_argument("--stall", type=float, default=0.0)
     p.add_argument("--timeout", type=float, default=5.0)
     p.set_defaults(steps=[])
-    for name in ("clear", "get", "post", "request", "send", "expect"):
-        p.add_argument("--" + name, dest=name, action=Step)
-    for name in ("info", "refused", "close-notify", "shutw", "expect-close"):
+    for name in ("clear", "hello-part", "sleep", "get", "post", "request", "send", "expect"):
+        p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step)
+    for name in ("info", "refused", "close-notify", "shutw", "expect-close", "reset"):
         p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step, nargs=0)
     a = p.parse_args()
     a.host_arg, a.host = a.host, a.host_header
@@ -274,6 +279,7 @@ def main():
     s.connect((a.host_arg, a.port))
     t = TLSConn(s, make_ctx(a), a.sni, a.slow_read, a.stall)
     shaken = False
+    raw = False   # after --hello-part: no TLS any more, only the socket
 
     def ensure_handshake():
         nonlocal shaken
@@ -288,6 +294,19 @@ def main():
     for kind, val in steps:
         if kind == "clear":
             s.sendall(unescape(val))
+        elif kind == "hello_part":
+            try:
+                t.obj.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            s.sendall(t.out.read()[:int(val)])
+            raw = True
+        elif kind == "sleep":
+            time.sleep(float(val))
+        elif kind == "reset":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+            return
         elif kind == "info":
             ensure_handshake()
             cert = t.obj.getpeercert() or {}
@@ -345,6 +364,10 @@ def main():
             ensure_handshake()
             t.close_notify()
             s.shutdown(socket.SHUT_WR)
+        elif kind == "expect_close" and raw:
+            data = s.recv(4096)
+            if data:
+                sys.exit("expected the close, received %r" % data[:100])
         elif kind == "expect_close":
             ensure_handshake()
             data = t.buf or t.recv()
