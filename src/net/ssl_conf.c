@@ -1170,7 +1170,9 @@ fail:
 int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni)
 {
 	struct ssl_srv_conf *c = srv->ssl;
-	const char *host = c->verifyhost ? c->verifyhost : sni;
+	/* the name checked is the SNI sent; verifyhost only when none is
+	 * (HAProxy: "a default static hostname ... when no SNI was used") */
+	const char *host = sni && *sni ? sni : c->verifyhost;
 
 	SSL_set_ex_data(ssl, ssl_ex_idx_srv, srv);
 	if (c->verify == SSL_VFY_REQUIRED && host && *host && !SSL_set1_host(ssl, host))

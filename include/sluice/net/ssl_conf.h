@@ -83,7 +83,7 @@ void ssl_srv_conf_free(struct ssl_srv_conf *c);
 
 /* Before a connection to <srv> starts its handshake: names the server
  * (for the new-session callback) and sets the host name to verify
- * (verifyhost, else the SNI) when verification is required. 0 or -1. */
+ * (the SNI sent, else verifyhost) when verification is required. 0 or -1. */
 int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni);
 
 /* Stores a session for resumption of the next connection of this thread
