@@ -27,6 +27,8 @@ Options:
 
 Actions, in order:
   --clear TEXT      send TEXT in clear, before the handshake (a PROXY header)
+  --clear-with-hello TEXT  send TEXT in clear and the ClientHello in the
+                    same write, then go on with the handshake
   --hello-part N    send the first N bytes of a ClientHello, nothing more
                     (--expect-close then reads the socket itself)
   --sleep S         wait S seconds
@@ -265,7 +267,7 @@ def main():
     p.add_argument("--stall", type=float, default=0.0)
     p.add_argument("--timeout", type=float, default=5.0)
     p.set_defaults(steps=[])
-    for name in ("clear", "hello-part", "sleep", "get", "post", "request", "send", "expect"):
+    for name in ("clear", "clear-with-hello", "hello-part", "sleep", "get", "post", "request", "send", "expect"):
         p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step)
     for name in ("info", "refused", "close-notify", "shutw", "expect-close", "reset"):
         p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step, nargs=0)
@@ -294,6 +296,12 @@ def main():
     for kind, val in steps:
         if kind == "clear":
             s.sendall(unescape(val))
+        elif kind == "clear_with_hello":
+            try:
+                t.obj.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            s.sendall(unescape(val) + t.out.read())
         elif kind == "hello_part":
             try:
                 t.obj.do_handshake()
