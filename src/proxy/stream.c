@@ -338,13 +338,15 @@ void stream_free(struct stream *s)
 		conn_src(&s->sc);
 	}
 	conn_close(&s->sc);
-	conn_close(&s->cli);
 	/* as HAProxy does, the backend no longer counts this stream in the
 	 * %bc of its own log line */
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
+	/* the client connection is closed after the TCP log line: its TLS
+	 * state gives %ft's '~', %sslv and %sslc */
 	if (!(s->http_flags & SF_HTTP) && !s->hs_failed)
 		stream_log_end(s);
+	conn_close(&s->cli);
 
 	stream_account_bytes(s);
 	atomic_fetch_sub(&s->fe->feconn, 1);
