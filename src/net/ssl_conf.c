@@ -98,7 +98,7 @@ static int parse_method_opt(struct ssl_methods *m, char **args, int nargs, int *
 		int v;
 
 		if (*i + 1 >= nargs) {
-			snprintf(err, errlen, "'%s': missing the ssl/tls version (SSLv3, TLSv1.0, "
+			snprintf(err, errlen, "'%s' : missing the ssl/tls version (SSLv3, TLSv1.0, "
 			         "TLSv1.1, TLSv1.2 or TLSv1.3).", o);
 			return -1;
 		}
@@ -277,7 +277,7 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 	}
 	if (!strcmp(o, "verify")) {
 		if (*i + 1 >= nargs) {
-			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required'.");
+			snprintf(err, errlen, "'verify' : missing verify method.");
 			return -1;
 		}
 		o = args[++*i];
@@ -288,8 +288,8 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 		else if (!strcmp(o, "required"))
 			c->verify = SSL_VFY_REQUIRED;
 		else {
-			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required', "
-			         "got '%s'.", o);
+			snprintf(err, errlen, "'verify' : unknown verify method '%s', only 'none', "
+			         "'optional', and 'required' are supported.", o);
 			return -1;
 		}
 		return 1;
@@ -380,8 +380,13 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		return 1;
 	}
 	if (!strcmp(o, "verify")) {
-		if (*i + 1 >= nargs || (strcmp(args[*i + 1], "none") && strcmp(args[*i + 1], "required"))) {
-			snprintf(err, errlen, "'verify' expects 'none' or 'required'.");
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'verify' : missing verify method.");
+			return -1;
+		}
+		if (strcmp(args[*i + 1], "none") && strcmp(args[*i + 1], "required")) {
+			snprintf(err, errlen, "'verify' : unknown verify method '%s', only 'none' "
+			         "and 'required' are supported.", args[*i + 1]);
 			return -1;
 		}
 		c->verify = args[++*i][0] == 'n' ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
@@ -408,10 +413,18 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		return 1;
 	}
 	if (!strcmp(o, "sni")) {
+		char perr[256];
+
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'sni' : missing sni expression.");
+			return -1;
+		}
 		if (take_arg(args, nargs, i, &c->sni_text, NULL, err, errlen) < 0)
 			return -1;
 		sample_expr_free(c->sni);
-		c->sni = sample_expr_parse(c->sni_text, NULL, err, errlen);
+		c->sni = sample_expr_parse(c->sni_text, NULL, perr, sizeof(perr));
+		if (!c->sni)
+			snprintf(err, errlen, "error detected while parsing sni expression : %s", perr);
 		return c->sni ? 1 : -1;
 	}
 	if (!strcmp(o, "alpn")) {
@@ -684,6 +697,7 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 	static const long no_opt[] = { SSL_OP_NO_SSLv3, SSL_OP_NO_TLSv1, SSL_OP_NO_TLSv1_1,
 	                               SSL_OP_NO_TLSv1_2, SSL_OP_NO_TLSv1_3 };
 	struct ver_range r;
+	char what[512];
 	int min, max;
 	uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF |
 	                SSL_OP_NO_COMPRESSION;
@@ -704,12 +718,19 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 	if ((min && !SSL_CTX_set_min_proto_version(ctx, min)) ||
 	    (max && !SSL_CTX_set_max_proto_version(ctx, max)))
 		return ssl_err(err, errlen, "unsupported TLS version range");
-	if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers))
-		return ssl_err(err, errlen, "unable to set the cipher list");
-	if (suites && !SSL_CTX_set_ciphersuites(ctx, suites))
-		return ssl_err(err, errlen, "unable to set the TLS 1.3 cipher suites");
-	if (curves && !SSL_CTX_set1_groups_list(ctx, curves))
-		return ssl_err(err, errlen, "unable to set the curves list");
+	/* HAProxy's words, with the value */
+	if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers)) {
+		snprintf(what, sizeof(what), "unable to set SSL cipher list to '%s'", ciphers);
+		return ssl_err(err, errlen, what);
+	}
+	if (suites && !SSL_CTX_set_ciphersuites(ctx, suites)) {
+		snprintf(what, sizeof(what), "unable to set TLS 1.3 cipher suites to '%s'", suites);
+		return ssl_err(err, errlen, what);
+	}
+	if (curves && !SSL_CTX_set1_groups_list(ctx, curves)) {
+		snprintf(what, sizeof(what), "unable to set SSL curves list to '%s'", curves);
+		return ssl_err(err, errlen, what);
+	}
 	if (sslg.maxrecord)
 		SSL_CTX_set_max_send_fragment(ctx, sslg.maxrecord < 512 ? 512 :
 		                              sslg.maxrecord > 16384 ? 16384 : sslg.maxrecord);
@@ -724,8 +745,11 @@ static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
 	if (ca_file && !strcmp(ca_file, "@system-ca")) {
 		if (!SSL_CTX_set_default_verify_paths(ctx))
 			return ssl_err(err, errlen, "unable to load the system CA certificates");
+	} else if (ca_file && access(ca_file, R_OK) < 0) {
+		snprintf(err, errlen, "'ca-file' : unable to load %s (%s).", ca_file, strerror(errno));
+		return -1;
 	} else if (ca_file && !SSL_CTX_load_verify_locations(ctx, ca_file, NULL)) {
-		snprintf(what, sizeof(what), "unable to load CA file '%s'", ca_file);
+		snprintf(what, sizeof(what), "'ca-file' : unable to load %s", ca_file);
 		return ssl_err(err, errlen, what);
 	}
 	if (crl_file) {
@@ -926,6 +950,44 @@ static int same_names(char **a, int na, char **b, int nb)
 	return 1;
 }
 
+/* Puts the certificate chain of <path> and its key (in the same file, or
+ * in <path>.key) into <ctx>. Errors in HAProxy's words. 0 or -1. */
+static int ctx_use_cert_file(SSL_CTX *ctx, const char *path, char *err, size_t errlen)
+{
+	char keypath[4096], what[4200];
+
+	ERR_clear_error();
+	if (!SSL_CTX_use_certificate_chain_file(ctx, path)) {
+		snprintf(what, sizeof(what), "unable to load certificate from file '%s'", path);
+		return ssl_err(err, errlen, what);
+	}
+	ERR_clear_error();
+	if (!SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM)) {
+		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+			goto mismatch;
+		ERR_clear_error();
+		snprintf(keypath, sizeof(keypath), "%s.key", path);
+		if (access(keypath, R_OK) < 0) {
+			snprintf(err, errlen, "No Private Key found in '%.480s' nor in '%.480s'.", path, keypath);
+			return -1;
+		}
+		if (!SSL_CTX_use_PrivateKey_file(ctx, keypath, SSL_FILETYPE_PEM)) {
+			if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+				goto mismatch;
+			snprintf(what, sizeof(what), "No Private Key found in '%s' nor in '%s'",
+			         path, keypath);
+			return ssl_err(err, errlen, what);
+		}
+	}
+	if (SSL_CTX_check_private_key(ctx))
+		return 0;
+mismatch:
+	ERR_clear_error();
+	snprintf(err, errlen, "inconsistencies between private key and certificate loaded '%s'.",
+	         path);
+	return -1;
+}
+
 /* Loads the certificate (and chain, and key) of <path> into a context of
  * <bc>: the one already serving the same names with another key type, or
  * a new one. The key is in the same PEM file, or in <path>.key. */
@@ -933,21 +995,21 @@ static int load_cert(struct bind_conf *bc, const char *path, char *err, size_t e
 {
 	struct ssl_bind_conf *c = bc->ssl;
 	struct ssl_sni_ctx *sc = NULL;
-	char **names, keypath[4096], what[4200];
+	char **names, what[4200];
 	int nnames, ktype, kbit;
 	FILE *f = fopen(path, "r");
 	X509 *x;
 	SSL_CTX *ctx;
 
 	if (!f) {
-		snprintf(err, errlen, "unable to load SSL certificate from PEM file '%s': %s.",
+		snprintf(err, errlen, "unable to stat SSL certificate from file '%s' : %s.",
 		         path, strerror(errno));
 		return -1;
 	}
 	x = PEM_read_X509_AUX(f, NULL, NULL, NULL);
 	fclose(f);
 	if (!x) {
-		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
+		snprintf(what, sizeof(what), "unable to load certificate from file '%s'", path);
 		return ssl_err(err, errlen, what);
 	}
 	nnames = cert_names(x, &names);
@@ -981,27 +1043,7 @@ static int load_cert(struct bind_conf *bc, const char *path, char *err, size_t e
 		sc->key_types = 0;
 	}
 	sc->key_types |= kbit;
-	if (!SSL_CTX_use_certificate_chain_file(ctx, path)) {
-		snprintf(what, sizeof(what), "unable to load SSL certificate from PEM file '%s'", path);
-		return ssl_err(err, errlen, what);
-	}
-	ERR_clear_error();
-	if (!SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM)) {
-		snprintf(keypath, sizeof(keypath), "%s.key", path);
-		ERR_clear_error();
-		if (access(keypath, R_OK) < 0 ||
-		    !SSL_CTX_use_PrivateKey_file(ctx, keypath, SSL_FILETYPE_PEM)) {
-			snprintf(what, sizeof(what), "unable to load the private key of '%s' "
-			         "(in the file or in '%s')", path, keypath);
-			return ssl_err(err, errlen, what);
-		}
-	}
-	if (!SSL_CTX_check_private_key(ctx)) {
-		snprintf(what, sizeof(what), "inconsistencies between private key and "
-		         "certificate loaded from PEM file '%s'", path);
-		return ssl_err(err, errlen, what);
-	}
-	return 0;
+	return ctx_use_cert_file(ctx, path, err, errlen);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -1020,7 +1062,12 @@ static int load_crt_arg(struct bind_conf *bc, const char *path, char *err, size_
 	int n = 0, rc = 0;
 	DIR *d;
 
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+	if (stat(path, &st) < 0) {
+		snprintf(err, errlen, "unable to stat SSL certificate from file '%s' : %s.",
+		         path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
 		return load_cert(bc, path, err, errlen);
 	if (!(d = opendir(path))) {
 		snprintf(err, errlen, "unable to read directory '%s': %s.", path, strerror(errno));
@@ -1070,8 +1117,8 @@ static int bind_ssl_build(struct bind_conf *bc)
 		return 0;
 	}
 	if (!c->ncrt) {
-		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': 'ssl' needs at least "
-		          "one certificate ('crt').", bc->addr_str, bc->fe->name);
+		cfg_alert(bc->file, bc->line, "proxy '%s': no SSL certificate specified for "
+		          "bind '%s' (use 'crt').", bc->fe->name, bc->addr_str);
 		return 1;
 	}
 	snprintf(err, sizeof(err), "bind '%s' in proxy '%s'", bc->addr_str, bc->fe->name);
@@ -1141,15 +1188,13 @@ static int srv_ssl_build(struct server *srv)
 		goto fail;
 	SSL_CTX_set_verify(ctx, v == SSL_VFY_REQUIRED ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
 	if (c->crt) {
-		if (!SSL_CTX_use_certificate_chain_file(ctx, c->crt) ||
-		    !SSL_CTX_use_PrivateKey_file(ctx, c->crt, SSL_FILETYPE_PEM) ||
-		    !SSL_CTX_check_private_key(ctx)) {
-			char what[4200];
-
-			snprintf(what, sizeof(what), "unable to load client certificate '%s'", c->crt);
-			ssl_err(err, sizeof(err), what);
+		if (access(c->crt, R_OK) < 0) {
+			snprintf(err, sizeof(err), "unable to stat SSL certificate from file '%s' : %s.",
+			         c->crt, strerror(errno));
 			goto fail;
 		}
+		if (ctx_use_cert_file(ctx, c->crt, err, sizeof(err)) < 0)
+			goto fail;
 	}
 	if (c->alpn && SSL_CTX_set_alpn_protos(ctx, c->alpn, (unsigned int)c->alpn_len)) {
 		ssl_err(err, sizeof(err), "unable to set ALPN");
