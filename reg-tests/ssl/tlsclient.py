@@ -33,7 +33,11 @@ Actions, in order:
                     (--expect-close then reads the socket itself)
   --sleep S         wait S seconds
   --reset           close at once with a TCP reset (SO_LINGER 0)
-  --info            handshake, then print "version=V cipher=C alpn=A cn=CN"
+  --info            handshake, then print "version=V cipher=C alpn=A cn=CN
+                    resumed=0|1"
+  --reconnect       close, and connect again offering the TLS session of
+                    the connection just closed (resumption); the next
+                    actions use the new connection
   --refused         the server must refuse the connection: the handshake
                     fails, or (TLS 1.3 client certificates are judged after
                     the client's Finished) the first read after it does.
@@ -77,11 +81,12 @@ class Closed(Exception):
 
 
 class TLSConn:
-    def __init__(self, sock, ctx, sni, slow=False, stall=0.0):
+    def __init__(self, sock, ctx, sni, slow=False, stall=0.0, session=None):
         self.sock = sock
         self.inc = ssl.MemoryBIO()
         self.out = ssl.MemoryBIO()
-        self.obj = ctx.wrap_bio(self.inc, self.out, server_side=False, server_hostname=sni)
+        self.obj = ctx.wrap_bio(self.inc, self.out, server_side=False, server_hostname=sni,
+                                session=session)
         self.slow = slow
         self.stall = stall
         self.buf = b""
@@ -269,7 +274,8 @@ def main():
     p.set_defaults(steps=[])
     for name in ("clear", "clear-with-hello", "hello-part", "sleep", "get", "post", "request", "send", "expect"):
         p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step)
-    for name in ("info", "refused", "close-notify", "shutw", "expect-close", "reset"):
+    for name in ("info", "refused", "close-notify", "shutw", "expect-close", "reset",
+                 "reconnect"):
         p.add_argument("--" + name, dest=name.replace("-", "_"), action=Step, nargs=0)
     a = p.parse_args()
     a.host_arg, a.host = a.host, a.host_header
@@ -279,7 +285,8 @@ def main():
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
     s.settimeout(a.timeout)
     s.connect((a.host_arg, a.port))
-    t = TLSConn(s, make_ctx(a), a.sni, a.slow_read, a.stall)
+    ctx = make_ctx(a)
+    t = TLSConn(s, ctx, a.sni, a.slow_read, a.stall)
     shaken = False
     raw = False   # after --hello-part: no TLS any more, only the socket
 
@@ -323,8 +330,16 @@ def main():
                 for k, v in rdn:
                     if k == "commonName":
                         cn = v
-            print("version=%s cipher=%s alpn=%s cn=%s" % (
-                t.obj.version(), t.obj.cipher()[0], t.obj.selected_alpn_protocol(), cn))
+            print("version=%s cipher=%s alpn=%s cn=%s resumed=%d" % (
+                t.obj.version(), t.obj.cipher()[0], t.obj.selected_alpn_protocol(), cn,
+                t.obj.session_reused))
+        elif kind == "reconnect":
+            ensure_handshake()
+            sess = t.obj.session
+            s.close()
+            s = socket.create_connection((a.host_arg, a.port), timeout=a.timeout)
+            t = TLSConn(s, ctx, a.sni, a.slow_read, a.stall, session=sess)
+            shaken = False
         elif kind == "refused":
             try:
                 t.handshake()
