@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -34,6 +35,8 @@
 
 int ssl_ex_idx_srv = -1;     /* SSL ex_data: the struct server */
 int ssl_ex_idx_verr = -1;    /* SSL ex_data: first verify errors (see below) */
+static int ssl_ex_idx_vfail = -1;   /* SSL ex_data: 1 + depth>0 of the error that
+                                     * failed a client's verification */
 
 /* Process-wide settings of the global section (configuration time). */
 static struct {
@@ -92,13 +95,19 @@ static int parse_method_opt(struct ssl_methods *m, char **args, int nargs, int *
 	if (!strcmp(o, "ssl-min-ver") || !strcmp(o, "ssl-max-ver")) {
 		int v;
 
-		if (*i + 1 >= nargs || parse_tls_ver(args[*i + 1], &v) < 0) {
-			snprintf(err, errlen, "'%s' expects one of SSLv3, TLSv1.0, TLSv1.1, "
-			         "TLSv1.2 or TLSv1.3.", o);
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'%s' : missing the ssl/tls version (SSLv3, TLSv1.0, "
+			         "TLSv1.1, TLSv1.2 or TLSv1.3).", o);
+			return -1;
+		}
+		if (parse_tls_ver(args[*i + 1], &v) < 0) {
+			/* HAProxy's words, "'<v>' : unknown ssl/tls version" */
+			snprintf(err, errlen, "'%s': '%s' : unknown ssl/tls version (expects SSLv3, "
+			         "TLSv1.0, TLSv1.1, TLSv1.2 or TLSv1.3).", o, args[*i + 1]);
 			return -1;
 		}
 		(*i)++;
-		*(o[8] == 'i' ? &m->min_ver : &m->max_ver) = v;
+		*(!strcmp(o, "ssl-min-ver") ? &m->min_ver : &m->max_ver) = v;
 		return 1;
 	}
 	if (!strcmp(o, "no-tls-tickets")) {
@@ -268,7 +277,7 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 	}
 	if (!strcmp(o, "verify")) {
 		if (*i + 1 >= nargs) {
-			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required'.");
+			snprintf(err, errlen, "'verify' : missing verify method.");
 			return -1;
 		}
 		o = args[++*i];
@@ -279,8 +288,8 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 		else if (!strcmp(o, "required"))
 			c->verify = SSL_VFY_REQUIRED;
 		else {
-			snprintf(err, errlen, "'verify' expects 'none', 'optional' or 'required', "
-			         "got '%s'.", o);
+			snprintf(err, errlen, "'verify' : unknown verify method '%s', only 'none', "
+			         "'optional', and 'required' are supported.", o);
 			return -1;
 		}
 		return 1;
@@ -371,8 +380,13 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		return 1;
 	}
 	if (!strcmp(o, "verify")) {
-		if (*i + 1 >= nargs || (strcmp(args[*i + 1], "none") && strcmp(args[*i + 1], "required"))) {
-			snprintf(err, errlen, "'verify' expects 'none' or 'required'.");
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'verify' : missing verify method.");
+			return -1;
+		}
+		if (strcmp(args[*i + 1], "none") && strcmp(args[*i + 1], "required")) {
+			snprintf(err, errlen, "'verify' : unknown verify method '%s', only 'none' "
+			         "and 'required' are supported.", args[*i + 1]);
 			return -1;
 		}
 		c->verify = args[++*i][0] == 'n' ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
@@ -399,10 +413,18 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		return 1;
 	}
 	if (!strcmp(o, "sni")) {
+		char perr[256];
+
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'sni' : missing sni expression.");
+			return -1;
+		}
 		if (take_arg(args, nargs, i, &c->sni_text, NULL, err, errlen) < 0)
 			return -1;
 		sample_expr_free(c->sni);
-		c->sni = sample_expr_parse(c->sni_text, NULL, err, errlen);
+		c->sni = sample_expr_parse(c->sni_text, NULL, perr, sizeof(perr));
+		if (!c->sni)
+			snprintf(err, errlen, "error detected while parsing sni expression : %s", perr);
 		return c->sni ? 1 : -1;
 	}
 	if (!strcmp(o, "alpn")) {
@@ -600,6 +622,76 @@ int ssl_err(char *err, size_t errlen, const char *what)
 	return -1;
 }
 
+/* The versions a bind line or server allows, by HAProxy's rules: an
+ * ssl-min-ver/ssl-max-ver/force-* (its own, else the global default one)
+ * wins over the no-* options, which are then ignored; a bind line without
+ * a minimum gets TLS 1.2, or its maximum if that is lower. */
+struct ver_range {
+	int min, max;                /* 0: OpenSSL's own bound */
+	unsigned int no_mask;        /* no-* options that apply */
+	int no_ignored;              /* no-* options given, but ignored */
+	int min_from_max;            /* bind: the default minimum was above the maximum */
+};
+
+/* Returns 0, or -1 when no version is left. */
+static int ver_range_resolve(const struct ssl_methods *own, const struct ssl_methods *def,
+                             int is_bind, struct ver_range *r)
+{
+	int lo, hi;
+
+	r->min = own->min_ver ? own->min_ver : def->min_ver;
+	r->max = own->max_ver ? own->max_ver : def->max_ver;
+	r->no_mask = own->no_mask | def->no_mask;
+	r->no_ignored = r->no_mask && (r->min || r->max);
+	r->min_from_max = 0;
+	if (r->no_ignored)
+		r->no_mask = 0;
+	if (is_bind && !r->min) {
+		r->min = TLS1_2_VERSION;   /* HAProxy's default since 2.2 */
+		if (r->max && r->max < r->min) {
+			r->min = r->max;
+			r->min_from_max = 1;
+		}
+	}
+	/* SSLv3 is not in OpenSSL 3: the lowest version is TLS 1.0 */
+	lo = r->min > TLS1_VERSION ? r->min : TLS1_VERSION;
+	hi = r->max ? r->max : TLS1_3_VERSION;
+	for (int v = lo; v <= hi; v++)
+		if (!(r->no_mask & (1u << (v - SSL3_VERSION))))
+			return 0;
+	return -1;
+}
+
+static const char *ver_name(int v)
+{
+	static const char *const names[] = { "SSLv3", "TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3" };
+
+	return v >= SSL3_VERSION && v <= TLS1_3_VERSION ? names[v - SSL3_VERSION] : "?";
+}
+
+/* Warnings and errors about the versions of a bind line or server, at
+ * start-up, as HAProxy words them. Returns 0 or 1 (an error). */
+static int ver_range_check(const struct ssl_methods *own, const struct ssl_methods *def,
+                           int is_bind, const char *file, int line, const char *what)
+{
+	struct ver_range r;
+	int rc = ver_range_resolve(own, def, is_bind, &r);
+
+	if (r.no_ignored)
+		cfg_warning(file, line, "%s: no-sslv3/no-tlsv1x are ignored. Use only 'ssl-min-ver' "
+		            "and 'ssl-max-ver' to fix.", what);
+	if (r.min_from_max)
+		cfg_warning(file, line, "%s: the ssl-min-ver value is not configured and the "
+		            "ssl-max-ver value is lower than the default ssl-min-ver value (TLSv1.2). "
+		            "Setting the ssl-min-ver to %s. Use 'ssl-min-ver' to fix this.",
+		            what, ver_name(r.min));
+	if (rc < 0) {
+		cfg_alert(file, line, "%s: all SSL/TLS versions are disabled.", what);
+		return 1;
+	}
+	return 0;
+}
+
 /* What binds and servers share: versions, ciphers, modes, options. */
 static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct ssl_methods *def,
                       const char *ciphers, const char *suites, const char *curves,
@@ -607,20 +699,21 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 {
 	static const long no_opt[] = { SSL_OP_NO_SSLv3, SSL_OP_NO_TLSv1, SSL_OP_NO_TLSv1_1,
 	                               SSL_OP_NO_TLSv1_2, SSL_OP_NO_TLSv1_3 };
-	unsigned int no_mask = own->no_mask | def->no_mask;
-	int min = own->min_ver ? own->min_ver : def->min_ver;
-	int max = own->max_ver ? own->max_ver : def->max_ver;
+	struct ver_range r;
+	char what[512];
+	int min, max;
 	uint64_t opts = SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF |
 	                SSL_OP_NO_COMPRESSION;
 
-	if (is_bind && !min)
-		min = TLS1_2_VERSION;   /* HAProxy's default since 2.2 */
+	ver_range_resolve(own, def, is_bind, &r);   /* checked by ver_range_check() */
+	min = r.min;
+	max = r.max;
 	if (own->no_tickets || def->no_tickets)
 		opts |= SSL_OP_NO_TICKET;
 	if (is_bind && !own->prefer_client_ciphers && !def->prefer_client_ciphers)
 		opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
 	for (int v = 0; v < 5; v++)
-		if (no_mask & (1u << v))
+		if (r.no_mask & (1u << v))
 			opts |= (uint64_t)no_opt[v];
 	SSL_CTX_set_options(ctx, opts);
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
@@ -628,12 +721,19 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 	if ((min && !SSL_CTX_set_min_proto_version(ctx, min)) ||
 	    (max && !SSL_CTX_set_max_proto_version(ctx, max)))
 		return ssl_err(err, errlen, "unsupported TLS version range");
-	if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers))
-		return ssl_err(err, errlen, "unable to set the cipher list");
-	if (suites && !SSL_CTX_set_ciphersuites(ctx, suites))
-		return ssl_err(err, errlen, "unable to set the TLS 1.3 cipher suites");
-	if (curves && !SSL_CTX_set1_groups_list(ctx, curves))
-		return ssl_err(err, errlen, "unable to set the curves list");
+	/* HAProxy's words, with the value */
+	if (ciphers && !SSL_CTX_set_cipher_list(ctx, ciphers)) {
+		snprintf(what, sizeof(what), "unable to set SSL cipher list to '%s'", ciphers);
+		return ssl_err(err, errlen, what);
+	}
+	if (suites && !SSL_CTX_set_ciphersuites(ctx, suites)) {
+		snprintf(what, sizeof(what), "unable to set TLS 1.3 cipher suites to '%s'", suites);
+		return ssl_err(err, errlen, what);
+	}
+	if (curves && !SSL_CTX_set1_groups_list(ctx, curves)) {
+		snprintf(what, sizeof(what), "unable to set SSL curves list to '%s'", curves);
+		return ssl_err(err, errlen, what);
+	}
 	if (sslg.maxrecord)
 		SSL_CTX_set_max_send_fragment(ctx, sslg.maxrecord < 512 ? 512 :
 		                              sslg.maxrecord > 16384 ? 16384 : sslg.maxrecord);
@@ -648,8 +748,11 @@ static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
 	if (ca_file && !strcmp(ca_file, "@system-ca")) {
 		if (!SSL_CTX_set_default_verify_paths(ctx))
 			return ssl_err(err, errlen, "unable to load the system CA certificates");
+	} else if (ca_file && access(ca_file, R_OK) < 0) {
+		snprintf(err, errlen, "'ca-file' : unable to load %s (%s).", ca_file, strerror(errno));
+		return -1;
 	} else if (ca_file && !SSL_CTX_load_verify_locations(ctx, ca_file, NULL)) {
-		snprintf(what, sizeof(what), "unable to load CA file '%s'", ca_file);
+		snprintf(what, sizeof(what), "'ca-file' : unable to load %s", ca_file);
 		return ssl_err(err, errlen, what);
 	}
 	if (crl_file) {
@@ -708,7 +811,17 @@ static int bind_verify_cb(int ok, X509_STORE_CTX *xs)
 		ERR_clear_error();
 		return 1;
 	}
+	SSL_set_ex_data(ssl, ssl_ex_idx_vfail, (void *)(uintptr_t)(depth ? 2 : 1));
 	return 0;
+}
+
+const char *ssl_bind_verify_failure(SSL *ssl)
+{
+	switch ((uintptr_t)SSL_get_ex_data(ssl, ssl_ex_idx_vfail)) {
+	case 1:  return "SSL client certificate not trusted";
+	case 2:  return "SSL client CA chain cannot be verified";
+	default: return NULL;
+	}
 }
 
 static int bind_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
@@ -918,14 +1031,17 @@ static int bind_ssl_build(struct bind_conf *bc)
 		return 0;
 	}
 	if (!c->ncrt) {
-		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': 'ssl' needs at least "
-		          "one certificate ('crt').", bc->addr_str, bc->fe->name);
+		cfg_alert(bc->file, bc->line, "proxy '%s': no SSL certificate specified for "
+		          "bind '%s' (use 'crt').", bc->fe->name, bc->addr_str);
 		return 1;
 	}
 	if (sslg.cachesize && ssl_sess_cache_init(sslg.cachesize) < 0) {
 		cfg_alert(bc->file, bc->line, "no memory for the TLS session cache.");
 		return 1;
 	}
+	snprintf(err, sizeof(err), "bind '%s' in proxy '%s'", bc->addr_str, bc->fe->name);
+	if (ver_range_check(&c->m, &sslg.bind_m, 1, bc->file, bc->line, err))
+		return 1;
 	bind_sid_ctx(c);
 	if ((c->tls_ticket_keys && !c->tkeys && load_ticket_keys(c, err, sizeof(err)) < 0) ||
 	    ssl_crt_bind_load(bc, err, sizeof(err)) < 0) {
@@ -1029,6 +1145,9 @@ static int srv_ssl_build(struct server *srv)
 		return 1;
 	}
 	c->verify = v;
+	snprintf(err, sizeof(err), "server '%s' in backend '%s'", srv->name, srv->be->name);
+	if (ver_range_check(&c->m, &sslg.srv_m, 0, srv->conf_file, srv->conf_line, err))
+		return 1;
 	if (c->crt) {
 		char why[4096];
 
@@ -1052,7 +1171,9 @@ fail:
 int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni)
 {
 	struct ssl_srv_conf *c = srv->ssl;
-	const char *host = c->verifyhost ? c->verifyhost : sni;
+	/* the name checked is the SNI sent; verifyhost only when none is
+	 * (HAProxy: "a default static hostname ... when no SNI was used") */
+	const char *host = sni && *sni ? sni : c->verifyhost;
 
 	SSL_set_ex_data(ssl, ssl_ex_idx_srv, srv);
 	if (c->verify == SSL_VFY_REQUIRED && host && *host && !SSL_set1_host(ssl, host))
@@ -1068,6 +1189,7 @@ static int ssl_post(void)
 	if (ssl_ex_idx_srv < 0) {
 		ssl_ex_idx_srv = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 		ssl_ex_idx_verr = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+		ssl_ex_idx_vfail = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	}
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);

@@ -259,9 +259,11 @@ int tls_handshake(struct conn *c, int for_write)
 	}
 	st = tls_blocked(c, rc, for_write);
 	if (st == 0) {
-		/* the peer closed in the middle of the handshake */
-		tls_failed(c, ECONNRESET);
-		return ECONNRESET;
+		/* the peer closed in the middle of the handshake: before its
+		 * first message was complete, it never spoke TLS (a probe, a
+		 * port scan); after, the handshake failed */
+		st = SSL_get_state(c->ssl) == TLS_ST_BEFORE ? ENODATA : EPROTO;
+		tls_failed(c, st);
 	}
 	return st;
 }
@@ -364,17 +366,16 @@ void tls_shutw(struct conn *c)
 	}
 }
 
-/* A handshake that failed has just sent its alert (unknown CA, handshake
- * failure...): closing a socket with unread input makes the kernel send a
- * reset, which may reach the client before it reads the alert. What is
- * there is read and dropped first (a bounded amount), and our side is shut
- * so that the alert is followed by a FIN. */
-static void tls_drain_before_close(int fd)
+/* Discards what the peer sent and nobody will read. Closing a socket
+ * with unread input makes the kernel answer with a reset, which may reach
+ * the peer before the alert just sent and make it lose that alert (a TLS
+ * 1.3 client judged after its Finished has usually sent its request
+ * already). HAProxy drains the same way before closing. */
+static void tls_drain(int fd)
 {
-	char tmp[4096];
+	int n = 16;   /* bounded: a peer still sending gets its reset */
 
-	shutdown(fd, SHUT_WR);
-	for (int i = 0; i < 16 && recv(fd, tmp, sizeof(tmp), MSG_DONTWAIT) > 0; i++)
+	while (n-- && recv(fd, NULL, 1 << 30, MSG_TRUNC | MSG_DONTWAIT) > 0)
 		;
 }
 
@@ -382,11 +383,10 @@ void tls_free(struct conn *c, int clean)
 {
 	if (!c->ssl)
 		return;
+	if ((c->flags & (CONN_F_ERROR | CONN_F_HUP)) == CONN_F_ERROR && c->ph.fd >= 0)
+		tls_drain(c->ph.fd);
 	if (clean && !(c->flags & CONN_F_WR_SHUT))
 		tls_shutw(c);
-	if ((c->flags & (CONN_F_TLS_HS | CONN_F_ERROR)) == (CONN_F_TLS_HS | CONN_F_ERROR) &&
-	    c->ph.fd >= 0)
-		tls_drain_before_close(c->ph.fd);
 	SSL_free(c->ssl);
 	c->ssl = NULL;
 	c->flags &= ~(CONN_F_TLS_HS | CONN_F_WR_WAITS_RD | CONN_F_RD_WAITS_WR);

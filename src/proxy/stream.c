@@ -426,13 +426,15 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
 
 /* A failed handshake is not a session: HAProxy logs one line of its own,
  * "<client> [<date>] <frontend>/<bind>: <reason>", and nothing else. */
-static void stream_log_hs_error(struct stream *s, const char *reason)
+static void stream_log_hs_error(struct stream *s, const char *reason, int nothing_done)
 {
 	char line[1024], bind[32];
 	const char *bname = s->lst->bc->name;
 	size_t len;
 
-	if (s->fe->options & PX_O_DONTLOGNULL && !s->bytes_in)
+	/* dontlognull: as HAProxy, a client that closed or stalled before
+	 * it spoke TLS is not logged; a failed handshake is */
+	if ((s->fe->options & PX_O_DONTLOGNULL) && nothing_done)
 		return;
 	if (!bname) {
 		int n = 0;
@@ -462,25 +464,28 @@ static void stream_log_hs_error(struct stream *s, const char *reason)
 static void do_cli_handshake(struct stream *s)
 {
 	int rc = conn_handshake(&s->cli);
-	const char *why;
+	const char *why = NULL;
+	int nothing_done = 0;
 
 	if (rc == 0) {
 		s->st = s->after_hs;
 		stream_session_ready(s);
 		return;
 	}
+	/* HAProxy's reasons: a socket error (a reset) is a handshake
+	 * failure too, whatever the stage */
 	if (rc == EINPROGRESS) {
 		if (!s->cli_exp || th_ctx->now_ms < s->cli_exp)
 			return;
 		why = "Timeout during SSL handshake";
-	} else if (rc == ECONNRESET) {
+		nothing_done = 1;
+	} else if (rc == ENODATA) {
 		why = "Connection closed during SSL handshake";
+		nothing_done = 1;
 	} else if (rc == EPROTO) {
-		why = "SSL handshake failure";
-	} else {
-		why = "Connection error during SSL handshake";
+		why = ssl_bind_verify_failure(s->cli.ssl);
 	}
-	stream_log_hs_error(s, why);
+	stream_log_hs_error(s, why ? why : "SSL handshake failure", nothing_done);
 	s->hs_failed = 1;
 	s->st = SST_CLOSED;
 }

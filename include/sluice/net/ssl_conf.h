@@ -26,7 +26,7 @@ struct ssl_methods {
 	int min_ver, max_ver;        /* TLS1_VERSION.. TLS1_3_VERSION, 0 = unset */
 	int no_tickets;
 	int prefer_client_ciphers;
-	unsigned int no_mask;        /* bit v-TLS1_VERSION: no-tlsv1x */
+	unsigned int no_mask;        /* bit v-SSL3_VERSION: no-sslv3, no-tlsv1x */
 };
 
 /* Session ticket keys of a bind line (tls-ticket-keys): the last three of
@@ -105,7 +105,7 @@ void ssl_srv_conf_free(struct ssl_srv_conf *c);
 
 /* Before a connection to <srv> starts its handshake: names the server
  * (for the new-session callback) and sets the host name to verify
- * (verifyhost, else the SNI) when verification is required. 0 or -1. */
+ * (the SNI sent, else verifyhost) when verification is required. 0 or -1. */
 int ssl_srv_prepare(struct server *srv, SSL *ssl, const char *sni);
 
 /* Stores a session for resumption of the next connection of this thread
@@ -129,6 +129,11 @@ SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid);
 /* Writes "<what>: <OpenSSL's last reason>." into <err>, clears OpenSSL's
  * error queue, returns -1. */
 int ssl_err(char *err, size_t errlen, const char *what);
+
+/* Why a client's certificate failed a bind line's verification, in
+ * HAProxy's log words ("SSL client certificate not trusted", "SSL client
+ * CA chain cannot be verified"), or NULL if it did not. */
+const char *ssl_bind_verify_failure(SSL *ssl);
 
 /* Fetch helpers: the index of the server/bind line in SSL ex_data. */
 extern int ssl_ex_idx_srv;

@@ -25,7 +25,10 @@ int tls_conn_connect(struct conn *c, SSL_CTX *ctx, const char *sni, SSL_SESSION 
                      const void *preface, size_t preface_len);
 
 /* Advances the handshake. Returns 0 when it is complete, EINPROGRESS while
- * it waits for the socket, or an errno (EPROTO: TLS failure) on error. */
+ * it waits for the socket, ENODATA when the peer closed cleanly before its
+ * first handshake message was complete (HAProxy's "Connection closed during
+ * SSL handshake"), EPROTO on a TLS failure or a clean close later in the
+ * handshake, or the errno of a socket error (ECONNRESET...). */
 int tls_handshake(struct conn *c, int for_write);
 
 ssize_t tls_recv(struct conn *c, struct buffer *b, size_t max);
