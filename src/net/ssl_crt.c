@@ -181,15 +181,17 @@ static struct ssl_cert_data *cert_load_file(const char *path, char *err, size_t 
 	size_t len;
 	char *buf = read_file(path, &len);
 
+	/* the messages are HAProxy 2.6's, so that scripts grepping for them
+	 * keep working */
 	if (!buf) {
-		snprintf(err, errlen, "unable to load SSL certificate from PEM file '%s': %s.",
+		snprintf(err, errlen, "unable to stat SSL certificate from file '%s' : %s.",
 		         path, strerror(errno));
 		return NULL;
 	}
 	d = ssl_cert_parse(buf, len, what, sizeof(what));
 	free(buf);
 	if (!d) {
-		snprintf(err, errlen, "unable to load SSL certificate from PEM file '%s': %s.",
+		snprintf(err, errlen, "unable to load certificate from file '%s': %s.",
 		         path, what);
 		return NULL;
 	}
@@ -203,17 +205,17 @@ static struct ssl_cert_data *cert_load_file(const char *path, char *err, size_t 
 			free(buf);
 		}
 		if (!d->key) {
-			snprintf(what, sizeof(what), "unable to load the private key of '%s' "
-			         "(in the file or in '%s')", path, keypath);
+			snprintf(what, sizeof(what), "No Private Key found in '%s' nor in '%s'",
+			         path, keypath);
 			ssl_err(err, errlen, what);
 			ssl_cert_data_free(d);
 			return NULL;
 		}
 	}
 	if (!X509_check_private_key(d->cert, d->key)) {
-		snprintf(what, sizeof(what), "inconsistencies between private key and "
-		         "certificate loaded from PEM file '%s'", path);
-		ssl_err(err, errlen, what);
+		ERR_clear_error();
+		snprintf(err, errlen, "inconsistencies between private key and certificate "
+		         "loaded '%s'.", path);
 		ssl_cert_data_free(d);
 		return NULL;
 	}
