@@ -933,6 +933,13 @@ static void http_xfer(struct stream *s)
 			return;
 		}
 		if ((t->flags & TX_F_RES_GONE) && t->res_body.done && !s->res_fwd) {
+			/* the response ended before the request body (a server or
+			 * sluice answered early): what is left of the body must
+			 * never be read as a next request, nor the server
+			 * connection reused in the middle of it. Both close; the
+			 * client's input is drained while lingering. */
+			if (!t->req_body.done)
+				t->flags |= TX_F_CLI_CLOSE | TX_F_SRV_CLOSE;
 			txn_end(s);
 			return;
 		}
