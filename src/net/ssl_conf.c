@@ -48,7 +48,7 @@ static struct {
 	long cachesize, lifetime_s;
 	int maxrecord;
 	size_t capture_size;         /* tune.ssl.capture-buffer-size, 0: off */
-} sslg = { .cachesize = 20000, .lifetime_s = 300 };
+} sslg = { .cachesize = 20000 };   /* lifetime_s 0: OpenSSL's (7200 s), as HAProxy */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -964,7 +964,8 @@ SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 		ssl_sess_cache_attach(ctx);
 	else
 		SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-	SSL_CTX_set_timeout(ctx, sslg.lifetime_s);
+	if (sslg.lifetime_s)
+		SSL_CTX_set_timeout(ctx, sslg.lifetime_s);
 	SSL_CTX_set_app_data(ctx, c);
 	if (load_verify(ctx, c->ca_file, c->crl_file, err, errlen) < 0)
 		goto fail;
