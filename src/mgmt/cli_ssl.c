@@ -26,6 +26,7 @@
 #include <openssl/x509v3.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/ssl_crt.h>
+#include <sluice/net/ssl_tkeys.h>
 
 static int cli_show_cert(char **args, int nargs, struct cli_out *out, int level);
 static int cli_set_cert(char **args, int nargs, const char *payload, struct cli_out *out,
@@ -35,6 +36,8 @@ static int cli_abort_cert(char **args, int nargs, struct cli_out *out, int level
 static int cli_new_cert(char **args, int nargs, struct cli_out *out, int level);
 static int cli_del_cert(char **args, int nargs, struct cli_out *out, int level);
 static int cli_show_crtlist(char **args, int nargs, struct cli_out *out, int level);
+static int cli_show_tls_keys(char **args, int nargs, struct cli_out *out, int level);
+static int cli_set_tls_key(char **args, int nargs, struct cli_out *out, int level);
 
 /* Levels as HAProxy 2.6: reading certificates needs operator, the rest
  * admin (including `show ssl crt-list`). */
@@ -53,6 +56,10 @@ static const struct cli_kw ssl_kws[] = {
 	  "del ssl cert <certfile>                 : delete an unused certificate file" },
 	{ { "show", "ssl", "crt-list" }, CLI_LEVEL_ADMIN, cli_show_crtlist,
 	  "show ssl crt-list [-n] [<list>]         : show the list of crt-lists or the content of a crt-list file <list>" },
+	{ { "show", "tls-keys" }, CLI_LEVEL_ADMIN, cli_show_tls_keys,
+	  "show tls-keys [id|*]                    : show tls keys references or dump tls ticket keys when id specified" },
+	{ { "set", "ssl", "tls-key" }, CLI_LEVEL_ADMIN, cli_set_tls_key,
+	  "set ssl tls-key [id|file] <key>         : set the next TLS key for the <id> or <file> listener to <key>" },
 	{ { NULL } }
 };
 CLI_REGISTER(ssl_kws)
@@ -435,4 +442,18 @@ static int cli_show_crtlist(char **args, int nargs, struct cli_out *out, int lev
 	}
 	lock_release(&ssl_store_lock);
 	return rc;
+}
+
+/* ---- session ticket keys (src/net/ssl_tkeys.c) ---- */
+
+static int cli_show_tls_keys(char **args, int nargs, struct cli_out *out, int level)
+{
+	ssl_tkeys_show(nargs > 2 ? args[2] : NULL, out);
+	return 0;
+}
+
+static int cli_set_tls_key(char **args, int nargs, struct cli_out *out, int level)
+{
+	ssl_tkeys_set(nargs > 3 ? args[3] : NULL, nargs > 4 ? args[4] : NULL, out);
+	return 0;
 }

@@ -30,6 +30,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/net/ssl_sess.h>
+#include <sluice/net/ssl_tkeys.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -328,12 +329,7 @@ void ssl_bind_conf_free(struct ssl_bind_conf *c)
 	free(c->crt);
 	free(c->crts);   /* the entries belong to the store */
 	ssl_sni_table_free(atomic_load(&c->sni_tab));
-	free(c->tls_ticket_keys);
-	if (c->tkeys) {
-		EVP_CIPHER_free(c->tkeys->cipher);
-		OPENSSL_cleanse(c->tkeys, sizeof(*c->tkeys));
-		free(c->tkeys);
-	}
+	free(c->tls_ticket_keys);   /* the keys belong to ssl_tkeys.c */
 	free(c->ca_file);
 	free(c->crl_file);
 	free(c->alpn);
@@ -838,104 +834,6 @@ static int bind_alpn_cb(SSL *ssl, const unsigned char **out, unsigned char *outl
 	return SSL_TLSEXT_ERR_OK;
 }
 
-/* tls-ticket-keys: one base64 key per line, 48 bytes (AES-128) or 80
- * (AES-256): a 16-byte name, the AES key, the HMAC key; the first key sets
- * the length for all. The last three are used, the middle one to encrypt:
- * appending a key and reloading rotates them, as with HAProxy. */
-static int load_ticket_keys(struct ssl_bind_conf *c, char *err, size_t errlen)
-{
-	unsigned char (*keys)[80] = NULL;
-	int n = 0, len = 0, rc = -1;
-	char line[512];
-	FILE *f = fopen(c->tls_ticket_keys, "r");
-
-	if (!f) {
-		snprintf(err, errlen, "unable to read tls-ticket-keys file '%s': %s.",
-		         c->tls_ticket_keys, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		size_t l = strcspn(line, "\r\n");
-		unsigned char raw[400];
-		int k;
-
-		if (!l)
-			continue;
-		k = EVP_DecodeBlock(raw, (unsigned char *)line, (int)l);
-		/* EVP_DecodeBlock counts the padding: take it off */
-		if (k > 0 && line[l - 1] == '=')
-			k -= (l > 1 && line[l - 2] == '=') ? 2 : 1;
-		if ((k != 48 && k != 80) || (len && k != len)) {
-			snprintf(err, errlen, "tls-ticket-keys file '%s': key %d is not a base64 "
-			         "key of %d bytes.", c->tls_ticket_keys, n + 1, len ? len : 48);
-			goto out;
-		}
-		len = k;
-		keys = realloc(keys, sizeof(*keys) * (size_t)(n + 1));
-		memcpy(keys[n++], raw, (size_t)k);
-	}
-	if (n < SSL_TKEYS) {
-		snprintf(err, errlen, "tls-ticket-keys file '%s' has %d keys, at least %d are "
-		         "needed.", c->tls_ticket_keys, n, SSL_TKEYS);
-		goto out;
-	}
-	c->tkeys = calloc(1, sizeof(*c->tkeys));
-	if (!c->tkeys)
-		goto out;
-	c->tkeys->key_len = len == 48 ? 16 : 32;
-	for (int i = 0; i < SSL_TKEYS; i++) {
-		const unsigned char *r = keys[n - SSL_TKEYS + i];
-		int kl = c->tkeys->key_len;
-
-		memcpy(c->tkeys->k[i].name, r, 16);
-		memcpy(c->tkeys->k[i].aes, r + 16, (size_t)kl);
-		memcpy(c->tkeys->k[i].hmac, r + 16 + kl, (size_t)kl);
-	}
-	c->tkeys->cipher = EVP_CIPHER_fetch(NULL, len == 48 ? "AES-128-CBC" : "AES-256-CBC", NULL);
-	rc = c->tkeys->cipher ? 0 : ssl_err(err, errlen, "cannot fetch the ticket cipher");
-out:
-	if (keys)
-		OPENSSL_cleanse(keys, sizeof(*keys) * (size_t)n);
-	free(keys);
-	fclose(f);
-	return rc;
-}
-
-/* Encrypts new tickets with the middle key, decrypts with any of the three
- * (asking for a new ticket when it was not the current one). */
-static int ticket_key_cb(SSL *ssl, unsigned char name[16], unsigned char iv[16],
-                         EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
-{
-	const struct ssl_bind_conf *c = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
-	const struct ssl_ticket_keys *tk = c->tkeys;
-	const struct ssl_ticket_key *k = NULL;
-	OSSL_PARAM params[3];
-	int i = 1;
-
-	if (enc) {
-		k = &tk->k[1];
-		memcpy(name, k->name, 16);
-		if (RAND_bytes(iv, 16) <= 0 ||
-		    !EVP_EncryptInit_ex(cctx, tk->cipher, NULL, k->aes, iv))
-			return -1;
-	} else {
-		for (i = 0; i < SSL_TKEYS && memcmp(tk->k[i].name, name, 16); i++)
-			;
-		if (i == SSL_TKEYS)
-			return 0;   /* unknown key: a full handshake */
-		k = &tk->k[i];
-		if (!EVP_DecryptInit_ex(cctx, tk->cipher, NULL, k->aes, iv))
-			return -1;
-	}
-	params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, (void *)k->hmac,
-	                                              (size_t)tk->key_len);
-	params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "SHA256", 0);
-	params[2] = OSSL_PARAM_construct_end();
-	if (!EVP_MAC_CTX_set_params(hctx, params))
-		return -1;
-	return enc || i == 1 ? 1 : 2;
-}
-
 SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 {
 	struct ssl_bind_conf *c = bc->ssl;
@@ -984,7 +882,7 @@ SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 		                   SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), bind_verify_cb);
 	}
 	if (c->tkeys)
-		SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, ticket_key_cb);
+		ssl_tkeys_attach(ctx, c->tkeys);
 	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
 	if (sslg.capture_size && ssl_capture_enable(ctx, sslg.capture_size) < 0) {
 		snprintf(err, errlen, "cannot set up the ClientHello capture.");
@@ -1044,7 +942,8 @@ static int bind_ssl_build(struct bind_conf *bc)
 	if (ver_range_check(&c->m, &sslg.bind_m, 1, bc->file, bc->line, err))
 		return 1;
 	bind_sid_ctx(c);
-	if ((c->tls_ticket_keys && !c->tkeys && load_ticket_keys(c, err, sizeof(err)) < 0) ||
+	if ((c->tls_ticket_keys && !c->tkeys &&
+	     !(c->tkeys = ssl_tkeys_load(c->tls_ticket_keys, err, sizeof(err)))) ||
 	    ssl_crt_bind_load(bc, err, sizeof(err)) < 0) {
 		cfg_alert(bc->file, bc->line, "bind '%s' in proxy '%s': %s", bc->addr_str,
 		          bc->fe->name, err);

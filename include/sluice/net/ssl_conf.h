@@ -29,19 +29,7 @@ struct ssl_methods {
 	unsigned int no_mask;        /* bit v-SSL3_VERSION: no-sslv3, no-tlsv1x */
 };
 
-/* Session ticket keys of a bind line (tls-ticket-keys): the last three of
- * the file; the middle one encrypts, all three decrypt. */
-#define SSL_TKEYS 3
-struct ssl_ticket_key {
-	unsigned char name[16];
-	unsigned char aes[32];
-	unsigned char hmac[32];
-};
-struct ssl_ticket_keys {
-	struct ssl_ticket_key k[SSL_TKEYS];
-	int key_len;                 /* 16 (AES-128) or 32 (AES-256) */
-	EVP_CIPHER *cipher;          /* fetched once */
-};
+struct ssl_tkeys_ref;
 
 struct ssl_bind_conf {
 	int enabled;                 /* `ssl` */
@@ -55,7 +43,7 @@ struct ssl_bind_conf {
 	struct ssl_methods m;
 	int strict_sni;
 	char *tls_ticket_keys;       /* tls-ticket-keys file */
-	struct ssl_ticket_keys *tkeys;   /* loaded from it, or NULL */
+	struct ssl_tkeys_ref *tkeys; /* its keys (src/net/ssl_tkeys.c), or NULL */
 	uint64_t ca_ignore[2], crt_ignore[2];   /* X509_V_ERR_* bits */
 	unsigned char sid_ctx[32];   /* session ID context (bind_sid_ctx()) */
 	/* built at start-up (src/net/ssl_crt.c) */
