@@ -870,6 +870,14 @@ static int kw_tcp_rule(struct cfg_ctx *ctx, char **args, int nargs, char *err, s
 	if (refuse_defaults(ctx, what, err, errlen) < 0)
 		return -1;
 	warn_order(ctx, set);
+	/* accepted so that configurations load, but said aloud: these rules
+	 * are not run yet (doc/configuration.md, "Limits in this release") */
+	if (set == ACT_TCP_RES_CONT)
+		cfg_warning(ctx->file, ctx->line, "'tcp-response content' rules are not run by "
+		            "this version of sluice: this rule has no effect.");
+	else if (set == ACT_TCP_REQ_CONT && !(ctx->px->cap & PX_CAP_FE))
+		cfg_warning(ctx->file, ctx->line, "a backend's 'tcp-request content' rules are not "
+		            "run by this version of sluice: this rule has no effect.");
 	return act_rule_parse(ctx->px, set, args + 2, nargs - 2, ctx->file, ctx->line,
 	                      err, errlen);
 }
