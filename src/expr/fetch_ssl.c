@@ -333,6 +333,11 @@ static int set_capture_list(const struct smp_args *args, struct sample *smp,
 {
 	if (args->n > 0 && args->a[0].type == ARGT_SINT && args->a[0].data.sint) {
 		smp_set_trash(smp, SMP_T_BIN);
+		/* the output is never longer than the input: cut the input to
+		 * the scratch buffer (a capture may be up to 64 KB, a buffer
+		 * is tune.bufsize) */
+		if (len > smp->data.str.size)
+			len = smp->data.str.size & ~(size_t)1;
 		smp->data.str.len = ssl_capture_no_grease(p, len, (unsigned char *)smp->data.str.ptr);
 		return 1;
 	}

@@ -328,10 +328,15 @@ static int cli_payload_line(struct cli_sess *cs, char *line, size_t len)
 	}
 	if (cs->pl.len)
 		cs->pl.buf[--cs->pl.len] = '\0';   /* no LF after the last line */
-	cli_run_line(cs, cs->pl_cmd, cs->pl.buf ? cs->pl.buf : "");
+	/* an empty payload is empty, not the previous command's (the buffer
+	 * keeps its last text once used) */
+	cli_run_line(cs, cs->pl_cmd, cs->pl.len ? cs->pl.buf : "");
 	free(cs->pl_cmd);
 	cs->pl_cmd = NULL;
 	cs->pl.len = 0;
+	cs->pl.failed = 0;
+	if (cs->pl.buf)
+		cs->pl.buf[0] = '\0';
 	return 0;
 }
 

@@ -448,12 +448,10 @@ static int cli_show_crtlist(char **args, int nargs, struct cli_out *out, int lev
 
 static int cli_show_tls_keys(char **args, int nargs, struct cli_out *out, int level)
 {
-	ssl_tkeys_show(nargs > 2 ? args[2] : NULL, out);
-	return 0;
+	return ssl_tkeys_show(nargs > 2 ? args[2] : NULL, out);
 }
 
 static int cli_set_tls_key(char **args, int nargs, struct cli_out *out, int level)
 {
-	ssl_tkeys_set(nargs > 3 ? args[3] : NULL, nargs > 4 ? args[4] : NULL, out);
-	return 0;
+	return ssl_tkeys_set(nargs > 3 ? args[3] : NULL, nargs > 4 ? args[4] : NULL, out);
 }

@@ -965,10 +965,18 @@ static int srv_new_session(SSL *ssl, SSL_SESSION *sess)
 	return 1;   /* the reference is ours */
 }
 
-SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid)
+SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid, const char *sni)
 {
+	const char *was;
+
 	if (c->no_reuse || !c->sess[tid] ||
 	    c->sess_gen[tid] != (unsigned int)(uintptr_t)SSL_CTX_get_app_data(ctx))
+		return NULL;
+	/* a session resumed skips the certificate check: it may only be
+	 * offered for the name it was verified for (RFC 8446 section 4.6.1;
+	 * HAProxy drops it too when the SNI changed) */
+	was = SSL_SESSION_get0_hostname(c->sess[tid]);
+	if (strcmp(was ? was : "", sni ? sni : ""))
 		return NULL;
 	return c->sess[tid];
 }

@@ -6,7 +6,7 @@
  * its current key set through an atomic pointer: the last three keys, the
  * middle one encrypting new tickets, all three decrypting. The ticket
  * callback runs on any thread and only loads that pointer; `set ssl
- * tls-key` (CLI thread, configuration-time references only) builds a new
+ * tls-key` (a CLI session, under ssl_store_lock) builds a new
  * set (the oldest key dropped, the new one last), publishes it with an
  * atomic exchange and frees the old one after a grace period (grace.c):
  * no lock on the handshake path.
@@ -24,7 +24,9 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <sluice/core/grace.h>
+#include <sluice/core/lock.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/net/ssl_crt.h>
 #include <sluice/net/ssl_tkeys.h>
 
 #define TKEYS 3
@@ -265,13 +267,14 @@ int ssl_tkeys_set(const char *id, const char *b64, struct cli_out *out)
 		cli_printf(out, "'set ssl tls-key' received invalid base64 encoded TLS key.\n");
 		return -1;
 	}
+	/* two CLI sessions (on two threads) must not rotate from the same set:
+	 * one key would be lost */
+	lock_take(&ssl_store_lock);
 	old = atomic_load(&r->cur);
-	if (k != old->raw_len) {
-		cli_printf(out, "'set ssl tls-key' received a key of wrong size.\n");
-		return -1;
-	}
-	if (!(set = malloc(sizeof(*set)))) {
-		cli_printf(out, "out of memory.\n");
+	if (k != old->raw_len || !(set = malloc(sizeof(*set)))) {
+		lock_release(&ssl_store_lock);
+		cli_printf(out, k != old->raw_len ? "'set ssl tls-key' received a key of wrong "
+		           "size.\n" : "out of memory.\n");
 		return -1;
 	}
 	set->raw_len = k;
@@ -280,6 +283,7 @@ int ssl_tkeys_set(const char *id, const char *b64, struct cli_out *out)
 	memcpy(set->raw[2], key, (size_t)k);
 	OPENSSL_cleanse(key, sizeof(key));
 	old = atomic_exchange(&r->cur, set);
+	lock_release(&ssl_store_lock);
 	if (grace_defer(free_set, old) < 0)
 		cli_printf(out, "out of memory: the old keys stay allocated.\n");
 	cli_printf(out, "TLS ticket key updated!\n");

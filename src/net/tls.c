@@ -47,6 +47,7 @@ struct tls_bio {
 	uint32_t pre_len, pre_off;   /* pre[]: bytes to read first (server) or
 	                              * to send first (client) */
 	int pre_is_output;
+	int pending_err;             /* a failure met after data, for the next read */
 	unsigned long last_err;      /* OpenSSL error that failed the conn
 	                              * (the first failure's) */
 	unsigned char pre[];
@@ -154,6 +155,7 @@ static int tls_attach(struct conn *c, SSL_CTX *ctx, const void *pre, size_t pre_
 	tb->pre_off = 0;
 	tb->pre_is_output = pre_is_output;
 	tb->last_err = 0;
+	tb->pending_err = 0;
 	if (pre_len)
 		memcpy(tb->pre, pre, pre_len);
 	ssl = SSL_new(ctx);
@@ -276,6 +278,14 @@ ssize_t tls_recv(struct conn *c, struct buffer *b, size_t max)
 		if (tls_handshake(c, 0))
 			return -1;
 	}
+	{
+		struct tls_bio *tb = BIO_get_data(SSL_get_rbio(c->ssl));
+
+		if (tb->pending_err) {
+			tls_failed(c, tb->pending_err);
+			return -1;
+		}
+	}
 	buf_realign(b);
 	room = buf_room(b);
 	if (room > max)
@@ -293,10 +303,20 @@ ssize_t tls_recv(struct conn *c, struct buffer *b, size_t max)
 			continue;
 		}
 		if (total) {
-			/* report the data now; the same condition (sticky in
-			 * OpenSSL) is met again by the next call */
-			if (SSL_get_error(c->ssl, 0) == SSL_ERROR_WANT_READ)
+			/* report the data now. Blocking and a clean end are met
+			 * again by the next call; a failure is not (OpenSSL only
+			 * says "syscall" then, with an empty error queue): it is
+			 * kept for the next call */
+			int e = SSL_get_error(c->ssl, 0);
+
+			if (e == SSL_ERROR_WANT_READ) {
 				c->flags &= ~CONN_F_RD_READY;
+			} else if (e == SSL_ERROR_SSL || (e == SSL_ERROR_SYSCALL && errno)) {
+				struct tls_bio *tb = BIO_get_data(SSL_get_rbio(c->ssl));
+
+				tb->pending_err = e == SSL_ERROR_SSL ? EPROTO : errno;
+				tb->last_err = ERR_peek_last_error();
+			}
 			break;
 		}
 		st = tls_blocked(c, 0, 0);

@@ -285,6 +285,7 @@ fail:
 	free(s->cookie);
 	free(s->conf_file);
 	free(s->addr_str);
+	ssl_srv_conf_free(s->ssl);
 	free(s);
 	return -1;
 }

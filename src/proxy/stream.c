@@ -38,6 +38,8 @@
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
+#include <sluice/http/h1.h>
+#include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
@@ -773,16 +775,35 @@ static int stream_srv_tls_start(struct stream *s, struct server *srv, const void
 	if (c->sni) {
 		struct smp_ctx ctx;
 		struct sample smp;
+		struct http_msg saved;
+		struct h1_error herr;
+		int reparsed = 0;
 
 		stream_smp_ctx_init(s, &ctx, SMP_DIR_REQ);
+		/* the analysed head was serialised at the front of the request
+		 * buffer, and the transaction's message emptied: read the head
+		 * again into that message (and its header array) for the
+		 * expression, then put the message back as it was. One parse per
+		 * new server connection, beside a TLS handshake. */
+		if (s->txn && !ctx.req && s->req.data) {
+			saved = s->txn->req;
+			reparsed = 1;
+			if (h1_parse_head(buf_head(&s->req), s->req.data, 1, HTTP_METH_OTHER,
+			                  s->req.size, H1_O_BARE_LF | H1_O_HOST_OPTIONAL |
+			                  H1_O_ANY_VERSION | H1_O_ACCEPT_INVALID, &s->txn->req,
+			                  &herr) == H1_OK)
+				ctx.req = &s->txn->req;
+		}
 		memset(&smp, 0, sizeof(smp));
 		if (sample_expr_eval_as(c->sni, &ctx, SMP_T_STR, &smp) &&
 		    smp.data.str.len < sizeof(sni)) {
 			memcpy(sni, smp.data.str.ptr, smp.data.str.len);
 			sni[smp.data.str.len] = 0;
 		}
+		if (reparsed)
+			s->txn->req = saved;
 	}
-	if (tls_conn_connect(&s->sc, sctx, sni, ssl_srv_session(c, sctx, th_ctx->tid),
+	if (tls_conn_connect(&s->sc, sctx, sni, ssl_srv_session(c, sctx, th_ctx->tid, sni),
 	                     pre, prelen) < 0)
 		return -1;
 	return ssl_srv_prepare(srv, s->sc.ssl, sni);

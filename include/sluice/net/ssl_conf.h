@@ -111,8 +111,9 @@ SSL_CTX *ssl_srv_ctx_new(struct server *srv, const struct ssl_cert_data *crt,
 
 /* The session to offer on a new connection to a server made with <ctx> on
  * thread <tid>: the thread's last one, unless it came from another context
- * (a committed certificate: the server must see the new one). */
-SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid);
+ * (a committed certificate: the server must see the new one) or was made
+ * for another SNI than <sni>. */
+SSL_SESSION *ssl_srv_session(struct ssl_srv_conf *c, SSL_CTX *ctx, int tid, const char *sni);
 
 /* Writes "<what>: <OpenSSL's last reason>." into <err>, clears OpenSSL's
  * error queue, returns -1. */
