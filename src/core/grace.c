@@ -67,6 +67,23 @@ static int grace_elapsed(const struct grace_item *it, int self)
 	return 1;
 }
 
+/* Runs and frees the items of <list>, taken off grace_list already. Called
+ * and returns with grace_lock held; the callbacks run without it. */
+static void run_items(struct grace_item *list)
+{
+	struct grace_item *it;
+
+	while ((it = list)) {
+		list = it->next;
+		grace_count--;
+		grace_done++;
+		lock_release(&grace_lock);
+		it->fn(it->arg);
+		free(it);
+		lock_take(&grace_lock);
+	}
+}
+
 int grace_reclaim(void)
 {
 	struct grace_item *todo, *ready = NULL, *wait = NULL, *it;
@@ -92,15 +109,7 @@ int grace_reclaim(void)
 		it->next = grace_list;
 		grace_list = it;
 	}
-	while ((it = ready)) {
-		ready = it->next;
-		grace_count--;
-		grace_done++;
-		lock_release(&grace_lock);
-		it->fn(it->arg);
-		free(it);
-		lock_take(&grace_lock);
-	}
+	run_items(ready);
 	left = grace_count;
 	lock_release(&grace_lock);
 	return left;
@@ -141,18 +150,12 @@ int grace_defer(void (*fn)(void *), void *arg)
 
 void grace_flush(void)
 {
-	struct grace_item *it;
+	struct grace_item *all;
 
 	lock_take(&grace_lock);
-	while ((it = grace_list)) {
-		grace_list = it->next;
-		grace_count--;
-		grace_done++;
-		lock_release(&grace_lock);
-		it->fn(it->arg);
-		free(it);
-		lock_take(&grace_lock);
-	}
+	all = grace_list;
+	grace_list = NULL;
+	run_items(all);
 	lock_release(&grace_lock);
 }
 
