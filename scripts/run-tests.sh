@@ -21,6 +21,8 @@ if [ "$san" = 1 ]; then
 	san_dir=$(mktemp -d)
 	export ASAN_OPTIONS="detect_leaks=1:exitcode=23:log_path=$san_dir/asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 	export UBSAN_OPTIONS="print_stacktrace=1:log_path=$san_dir/ubsan${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+	# see the file for why
+	export LSAN_OPTIONS="suppressions=$top/scripts/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 fi
 
 for t in tests/unit/bin/test_*; do
