@@ -200,6 +200,8 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 	vars_init(&s->vars_txn, VAR_SCOPE_TXN);
 	conn_init(&s->cli, s->task);
 	conn_init(&s->sc, s->task);
+	h1m_init(&s->cli_m, &s->cli, &s->bytes_in, &s->bytes_out);
+	h1m_init(&s->srv_m, &s->sc, NULL, NULL);
 	s->cli.src = *from;
 	s->cli.flags |= CONN_F_SRC_SET;   /* dst: looked up when needed */
 	if (conn_attach(&s->cli, fd) < 0)
@@ -367,6 +369,8 @@ void stream_free(struct stream *s)
 	atomic_fetch_sub(&s->fe->feconn, 1);
 	buf_release(&s->req);
 	buf_release(&s->res);
+	h1m_reset(&s->cli_m);
+	h1m_reset(&s->srv_m);
 	vars_prune(&s->vars_sess);
 	vars_prune(&s->vars_txn);
 
@@ -498,6 +502,8 @@ static void do_cli_handshake(struct stream *s)
  * if the client connection failed. */
 static int read_client_early(struct stream *s)
 {
+	if (s->txn && s->st != SST_PROXY_HDR)
+		return http_read_client(s);
 	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT)) {
 		ssize_t n = conn_recv(&s->cli, &s->req);
 
@@ -548,6 +554,13 @@ static void do_proxy_hdr(struct stream *s)
 		}
 		s->bytes_in -= s->req.data;
 		s->req.head = s->req.data = 0;
+	}
+	if (s->txn && s->req.data) {
+		/* the start of the first request: the HTTP mux reads it */
+		if (h1m_take_rx(&s->cli_m, &s->req) < 0) {
+			stream_abort(s, 'P', 'R');
+			return;
+		}
 	}
 	if (!pp.local) {
 		s->cli.src = pp.src;
@@ -780,16 +793,16 @@ static int stream_srv_tls_start(struct stream *s, struct server *srv, const void
 		int reparsed = 0;
 
 		stream_smp_ctx_init(s, &ctx, SMP_DIR_REQ);
-		/* the analysed head was serialised at the front of the request
-		 * buffer, and the transaction's message emptied: read the head
-		 * again into that message (and its header array) for the
+		/* a retried request was sent already, and the transaction's
+		 * message emptied: read the head the server mux keeps again
+		 * into that message (and its header array) for the
 		 * expression, then put the message back as it was. One parse per
 		 * new server connection, beside a TLS handshake. */
-		if (s->txn && !ctx.req && s->req.data) {
+		if (s->txn && !ctx.req && s->srv_m.tx.data) {
 			saved = s->txn->req;
 			reparsed = 1;
-			if (h1_parse_head(buf_head(&s->req), s->req.data, 1, HTTP_METH_OTHER,
-			                  s->req.size, H1_O_BARE_LF | H1_O_HOST_OPTIONAL |
+			if (h1_parse_head(buf_head(&s->srv_m.tx), s->srv_m.tx.data, 1, HTTP_METH_OTHER,
+			                  s->srv_m.tx.size, H1_O_BARE_LF | H1_O_HOST_OPTIONAL |
 			                  H1_O_ANY_VERSION | H1_O_ACCEPT_INVALID, &s->txn->req,
 			                  &herr) == H1_OK)
 				ctx.req = &s->txn->req;
@@ -919,11 +932,10 @@ void do_connect(struct stream *s)
 				connect_failed(s, 0);
 				return;
 			}
-		} else if (buf_prepend(&s->req, hdr, len) < 0) {
+		} else if (s->txn ? h1m_prepend_raw(&s->srv_m, hdr, len) < 0 :
+		                    buf_prepend(&s->req, hdr, len) < 0) {
 			stream_abort(s, 'P', 'C');
 			return;
-		} else {
-			s->req_fwd += len;
 		}
 	}
 	s->conn_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_connect);

@@ -12,19 +12,17 @@
  *              or an idle server connection is reused (http-reuse)
  *   XFER       request body out, response head in (1xx forwarded), response
  *              rules, response body out; bodies are forwarded as they come,
- *              delimited by Content-Length, chunked framing (kept as is), or
- *              the server's close
+ *              delimited by Content-Length, chunked framing (re-framed by the
+ *              sending mux), or the server's close
  *   end        log line, counters, server slot released (the queue hands it
  *              over at once), server connection kept idle, next request
  *
- * Forwarding limits: s->req_fwd / s->res_fwd count the bytes at the head of
- * a buffer that belong to the current message and may go out; what follows
- * (a pipelined request, bytes a server sent too early) waits for its turn.
- *
- * Buffers: a head is parsed in place with the buffer aligned at offset 0, and
- * reads keep HTTP_RESERVE bytes free while a head is pending, so that the
- * edited head always fits when it is serialised. Serialisation writes into
- * the thread's spare buffer then swaps the two areas (no copy back).
+ * Connections: the client's and the server's are each read and written
+ * by an HTTP/1 mux (mux_h1.h); the stream sees the message model in its
+ * channels (s->req, s->res): a parsed head at the start, the payload
+ * without framing after it. The head is parsed once by the receiving mux,
+ * edited by the rules in place (msgedit.h) and serialised once by the
+ * sending mux; bodies move as they come, in channel-sized pieces.
  *
  * The request analysis is in stream_req.c; the log line and the replies
  * sluice makes itself in stream_reply.c; the sample context, log fields
@@ -80,16 +78,6 @@ __attribute__((constructor)) static void http_thread_hook_register(void)
 static uint64_t now_ms(void)
 {
 	return th_ctx->now_ms;
-}
-
-/* Moves the data of <b> to offset 0, so that a head parsed there stays put
- * while more bytes are appended. */
-static void buf_align0(struct buffer *b)
-{
-	if (b->head) {
-		memmove(b->area, b->area + b->head, b->data);
-		b->head = 0;
-	}
 }
 
 /* Replaces the bytes [off, off + old_len) of <b> by the serialised head of
@@ -159,7 +147,6 @@ static void txn_start(struct stream *s)
 	vars_init(&t->vars_req, VAR_SCOPE_REQ);
 	vars_init(&t->vars_res, VAR_SCOPE_RES);
 	t->idle_start_ms = now_ms();
-	s->req_fwd = s->res_fwd = 0;
 }
 
 static void txn_cleanup(struct http_txn *t)
@@ -195,36 +182,53 @@ int http_stream_start(struct stream *s)
 	return 0;
 }
 
-/* ---- reading heads ---- */
+/* ---- the client's input ---- */
 
-/* Reads <c> into <b> while a head is pending there: the data kept at offset
- * 0 (the parsed spans stay valid) and HTTP_RESERVE bytes free for the
- * edited head. Returns the bytes read. */
-static uint64_t read_head_bytes(struct conn *c, struct buffer *b)
+/* The head limit, as HAProxy's tune.bufsize minus tune.maxrewrite. */
+static size_t max_head(const struct stream *s)
 {
-	uint64_t total = 0;
-
-	while ((c->flags & CONN_F_RD_READY) && !(c->flags & CONN_F_RD_SHUT)) {
-		size_t max = b->size - HTTP_RESERVE;
-		ssize_t n;
-
-		if (b->data >= max)
-			break;
-		buf_align0(b);
-		n = conn_recv_max(c, b, max - b->data);
-		if (n <= 0)
-			break;
-		total += (uint64_t)n;
-	}
-	return total;
+	return (size_t)global.bufsize - HTTP_RESERVE;
 }
 
-/* Reads the client while a head is pending, keeping HTTP_RESERVE free.
- * Returns -1 on a connection error. */
+/* Reads the client into its mux while a head is pending. Returns -1 on a
+ * connection error. */
 static int read_client_head(struct stream *s)
 {
-	s->bytes_in += read_head_bytes(&s->cli, &s->req);
+	h1m_read(&s->cli_m, max_head(s));
 	return (s->cli.flags & CONN_F_ERROR) ? -1 : 0;
+}
+
+/* Decodes the request body into the request channel as far as it has
+ * room. Returns 1 on progress, 0, or -1 on a framing error (err_reason
+ * set). */
+static int read_request_body(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	const char *why = NULL;
+	int rc = h1m_rcv_body(&s->cli_m, &s->req, &why);
+
+	if (rc < 0)
+		t->err_reason = why ? why : "invalid chunked request body";
+	if (h1m_rx_done(&s->cli_m))
+		t->req_body.done = 1;
+	return rc;
+}
+
+int http_read_client(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (t && t->req.head_len && !t->req_body.done) {
+		if (read_request_body(s) < 0)
+			return 0;   /* reported when the body is forwarded */
+	} else if (s->cli_m.rx.data < max_head(s)) {
+		h1m_read(&s->cli_m, max_head(s));
+	}
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- idle keep-alive connections ---- */
@@ -247,27 +251,31 @@ static void check_kept_server_conn(struct stream *s)
 		atomic_fetch_sub(&s->sc_srv->used_conns, 1);
 	conn_close(&s->sc);
 	conn_init(&s->sc, s->task);
+	h1m_reset(&s->srv_m);
 	s->sc_srv = NULL;
 }
 
 /* A connection waiting for its next request holds no buffer and, after
  * its first transaction, no transaction either, as HAProxy frees the
  * buffers of an idle connection: with thousands of idle keep-alive
- * clients, two 16 KB buffers and a 14.7 KB transaction each would be most
- * of the memory. txn_end() gives the transaction back at once (the next
- * one is started when its first byte comes); the buffers go when the
- * stream finds nothing to read. They come back from the thread's pool
- * caches (LIFO: the ones just released, still warm) when the client has
- * something to say, or when the wait times out. Nothing buffered is ever
- * dropped: a pipelined request, or bytes a server sent, keep everything.
- * The first transaction's txn stays until it ends: the connection's
- * tcp-request session rules may have set txn variables in it. */
+ * clients, the channels, the muxes' buffers and a 14.7 KB transaction
+ * each would be most of the memory. txn_end() gives the transaction back
+ * at once (the next one is started when its first byte comes); the
+ * buffers go when the stream finds nothing to read. They come back from
+ * the thread's pool caches (LIFO: the ones just released, still warm)
+ * when the client has something to say, or when the wait times out.
+ * Nothing buffered is ever dropped: a pipelined request, or bytes a
+ * server sent, keep their buffer. The first transaction's txn stays until
+ * it ends: the connection's tcp-request session rules may have set txn
+ * variables in it. */
 static void http_idle_release(struct stream *s)
 {
-	if (s->req.data || s->res.data)
-		return;
-	buf_release(&s->req);
-	buf_release(&s->res);
+	if (!s->req.data)
+		buf_release(&s->req);
+	if (!s->res.data)
+		buf_release(&s->res);
+	h1m_release(&s->cli_m);
+	h1m_release(&s->srv_m);
 }
 
 /* Gets back what an idle stream gave away. Returns 0 or -1 (no memory). */
@@ -293,8 +301,8 @@ static int http_idle_acquire(struct stream *s)
  * buffered or readable, the client gone, or its timeout struck. */
 static int http_wait_req_due(const struct stream *s)
 {
-	return s->req.data || (s->cli.flags & (CONN_F_RD_READY | CONN_F_RD_SHUT | CONN_F_HUP |
-	                                       CONN_F_ERROR)) ||
+	return s->cli_m.rx.data || (s->cli.flags & (CONN_F_RD_READY | CONN_F_RD_SHUT | CONN_F_HUP |
+	                                            CONN_F_ERROR)) ||
 	       (s->http_exp && now_ms() >= s->http_exp);
 }
 
@@ -307,8 +315,13 @@ static void http_wait_req_run(struct stream *s)
 	int failed;
 
 	check_kept_server_conn(s);
-	failed = read_client_head(s);
-	if (s->req.data && !t->req_first_ms) {
+	s->req.head = s->req.data = 0;   /* a request head goes in empty */
+	r = h1m_rcv_head(&s->cli_m, &s->req, 1, HTTP_METH_OTHER, max_head(s),
+	                 H1_O_BARE_LF | H1_O_HOST_OPTIONAL | H1_O_ANY_VERSION |
+	                 ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
+	                 &t->req, &err);
+	failed = !!(s->cli.flags & CONN_F_ERROR);
+	if ((r != H1_INCOMPLETE || s->cli_m.rx.data) && !t->req_first_ms) {
 		t->req_first_ms = now_ms();
 		http_txn_take_id(s);
 		if (s->txn_count)
@@ -316,33 +329,25 @@ static void http_wait_req_run(struct stream *s)
 			                             http_first_set(fe->timeout_http_request,
 			                                            fe->timeout_client));
 	}
-	if (s->req.data) {
-		buf_align0(&s->req);
-		r = h1_parse_head(s->req.area, s->req.data, 1, HTTP_METH_OTHER,
-		                  s->req.size - HTTP_RESERVE,
-		                  H1_O_BARE_LF | H1_O_HOST_OPTIONAL | H1_O_ANY_VERSION |
-		                  ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
-		                  &t->req, &err);
-		if (r == H1_OK) {
-			http_request_parsed(s);
-			return;
-		}
-		if (r == H1_ERROR) {
-			t->err_reason = err.reason;
-			CNT_INC(fe->fe_cnt.failed_req);
-			CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
-			t->req.head_len = 0;
-			t->uri_copy_len = 0;
-			/* HAProxy 2.6 answers every invalid request with 400 (too
-			 * long lines and unknown versions included); the reason
-			 * stays in the log. The connection cannot be resumed. */
-			t->flags |= TX_F_CLI_CLOSE;
-			http_reply_start(s, 400, NULL, 'P', 'R');
-			return;
-		}
+	if (r == H1_OK) {
+		http_request_parsed(s);
+		return;
+	}
+	if (r == H1_ERROR) {
+		t->err_reason = err.reason;
+		CNT_INC(fe->fe_cnt.failed_req);
+		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
+		t->req.head_len = 0;
+		t->uri_copy_len = 0;
+		/* HAProxy 2.6 answers every invalid request with 400 (too
+		 * long lines and unknown versions included); the reason
+		 * stays in the log. The connection cannot be resumed. */
+		t->flags |= TX_F_CLI_CLOSE;
+		http_reply_start(s, 400, NULL, 'P', 'R');
+		return;
 	}
 	if (failed || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_HUP))) {
-		if (!s->req.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
+		if (!s->cli_m.rx.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
 			t->flags |= TX_F_LOGGED;   /* a keep-alive or probe connection ends */
 			s->st = SST_CLOSED;
 			return;
@@ -362,7 +367,7 @@ static void http_wait_req_run(struct stream *s)
 		return;
 	}
 	if (s->http_exp && now_ms() >= s->http_exp) {
-		if (!s->req.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
+		if (!s->cli_m.rx.data && (s->txn_count || (fe->options & PX_O_HTTP_IGN_PROBES))) {
 			t->flags |= TX_F_LOGGED;
 			s->st = SST_CLOSED;
 			return;
@@ -392,22 +397,26 @@ static void http_wait_req(struct stream *s)
 }
 
 /* Waiting for the request body (http-buffer-request, wait-for-body): the
- * analysis resumes once the body is complete, the buffer full, the client
+ * analysis resumes once the body is complete, the channel full, the client
  * done sending, or the request timeout struck. */
 static void http_body_wait(struct stream *s)
 {
-	struct smp_ctx c;
-
-	if (read_client_head(s) < 0 || (s->cli.flags & CONN_F_HUP)) {
+	if (read_request_body(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		s->txn->flags |= TX_F_CLI_CLOSE;
+		http_reply_start(s, 400, NULL, 'P', 'R');
+		return;
+	}
+	if ((s->cli.flags & (CONN_F_ERROR | CONN_F_HUP))) {
 		stream_abort(s, 'C', 'R');
 		return;
 	}
-	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
-	if (!c.req_body_complete && s->req.data < s->req.size - HTTP_RESERVE &&
+	buf_realign(&s->req);
+	if (!s->txn->req_body.done && buf_room(&s->req) &&
 	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
 		return;
-	if (!c.req_body_complete && !s->txn->resume && s->http_exp && now_ms() >= s->http_exp &&
-	    s->req.data < s->req.size - HTTP_RESERVE) {
+	if (!s->txn->req_body.done && !s->txn->resume && s->http_exp && now_ms() >= s->http_exp &&
+	    buf_room(&s->req)) {
 		/* http-buffer-request: the body did not come within timeout
 		 * http-request (wait-for-body goes on with what it has) */
 		CNT_INC(s->fe->fe_cnt.failed_req);
@@ -430,7 +439,6 @@ void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req)
 		b->done = 1;
 	} else if (m->flags & HTTP_F_CHUNKED) {
 		b->chunked = 1;
-		h1_chunk_init(&b->chunk);
 	} else if (m->flags & HTTP_F_HAS_CL) {
 		b->left = m->content_length;
 		b->done = !b->left;
@@ -441,32 +449,19 @@ void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req)
 	}
 }
 
-/* Extends the approved bytes of a body over what arrived. Returns -1 on a
- * framing error. */
-static int approve_body(struct txn_body *b, struct buffer *buf, uint64_t *fwd, int src_shut)
+/* The request head leaves the request channel once it goes out (the
+ * server's mux has its serialised copy): its spans are dropped. */
+static void request_head_gone(struct stream *s)
 {
-	size_t avail = buf->data - *fwd;
+	struct http_txn *t = s->txn;
 
-	if (b->done || !avail)
-		return b->done || !(b->until_close && src_shut) ? 0 : (b->done = 1, 0);
-	if (b->until_close) {
-		*fwd += avail;
-	} else if (b->chunked) {
-		size_t n = h1_chunk_feed(&b->chunk, buf_head(buf) + *fwd, avail, NULL, NULL);
-
-		*fwd += n;
-		if (b->chunk.st == H1C_ERROR)
-			return -1;
-		if (b->chunk.st == H1C_DONE)
-			b->done = 1;
-	} else {
-		uint64_t n = avail < b->left ? avail : b->left;
-
-		*fwd += n;
-		b->left -= n;
-		b->done = !b->left;
-	}
-	return 0;
+	if (t->flags & TX_F_REQ_GONE)
+		return;
+	if (t->req.head_len <= s->req.data)
+		buf_consume(&s->req, t->req.head_len);
+	t->req.head_len = 0;
+	t->req.nhdrs = 0;
+	t->flags |= TX_F_REQ_GONE;
 }
 
 /* Moves the request toward the server (or drops it when sluice answered
@@ -474,61 +469,49 @@ static int approve_body(struct txn_body *b, struct buffer *buf, uint64_t *fwd, i
 static int xfer_request(struct stream *s)
 {
 	struct http_txn *t = s->txn;
-	int progress = 0;
+	int progress = 0, rc;
 
-	if (!t->req_body.done && (s->cli.flags & CONN_F_RD_READY) &&
-	    !(s->cli.flags & CONN_F_RD_SHUT) && buf_room(&s->req)) {
-		ssize_t n = conn_recv(&s->cli, &s->req);
-
-		if (n > 0) {
-			s->bytes_in += (uint64_t)n;
+	if (t->req.head_len || (t->flags & TX_F_REPLIED))
+		request_head_gone(s);
+	if (!t->req_body.done) {
+		rc = read_request_body(s);
+		if (rc < 0) {
+			CNT_INC(s->fe->fe_cnt.failed_req);
+			t->req_body.done = 1;        /* nothing more of it is read */
+			t->flags |= TX_F_CLI_CLOSE;
+			s->req.head = s->req.data = 0;
+			return -1;
+		}
+		if (rc > 0) {
 			s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
 			progress = 1;
 		}
 	}
 	if (t->flags & TX_F_REPLIED) {
-		/* skip the request head and body sluice answered */
-		if (t->req.head_len) {
-			s->req_fwd = t->req.head_len;
-			t->req.head_len = 0;
-			t->req.nhdrs = 0;
-			t->flags |= TX_F_REQ_GONE;
-		}
-	}
-	if (approve_body(&t->req_body, &s->req, &s->req_fwd, 0) < 0) {
-		t->err_reason = "invalid chunked request body";
-		CNT_INC(s->fe->fe_cnt.failed_req);
-		t->req_body.done = 1;        /* nothing more of it is read */
-		t->flags |= TX_F_CLI_CLOSE;
-		s->req.head = s->req.data = 0;
-		s->req_fwd = 0;
-		return -1;
-	}
-	if (t->flags & TX_F_REPLIED) {
-		if (s->req_fwd) {
-			buf_consume(&s->req, s->req_fwd);
-			s->req_fwd = 0;
+		/* the request sluice answered is read and dropped */
+		if (s->req.data) {
+			s->req.head = s->req.data = 0;
 			progress = 1;
 		}
-		if (!t->req_body.done && (t->req_body.left > s->req.size || t->req_body.chunked))
+		if (!t->req_body.done &&
+		    ((s->cli_m.rx_mode == H1M_B_LEN && s->cli_m.rx_left > s->req.size) ||
+		     s->cli_m.rx_mode == H1M_B_CHUNKED))
 			t->flags |= TX_F_CLI_CLOSE;   /* too much to drain: close after */
 		return progress;
 	}
-	if (s->req_fwd && (s->sc.flags & CONN_F_WR_READY) && !(s->sc.flags & CONN_F_ERROR)) {
-		ssize_t n = conn_send_max(&s->sc, &s->req, s->req_fwd);
-
-		if (n > 0) {
-			s->req_fwd -= (uint64_t)n;
+	if (!(s->sc.flags & CONN_F_ERROR) && !h1m_tx_finished(&s->srv_m)) {
+		rc = h1m_snd_body(&s->srv_m, &s->req, t->req_body.done, s->cli_m.tlr,
+		                  s->cli_m.tlr_len);
+		if (rc > 0) {
 			s->srv_exp = tick_add_ifset(now_ms(), s->txn->srv_timeout_ms ?
 			                            s->txn->srv_timeout_ms : s->be->timeout_server);
 			progress = 1;
-			if (!s->req_fwd && t->req_body.done)
+			if (h1m_tx_finished(&s->srv_m) && !t->req_sent_ms)
 				t->req_sent_ms = now_ms();
 		}
 	}
 	return progress;
 }
-
 /* Response rules of <px> (http-response or http-after-response). Returns 0
  * to go on, -1 when the response was replaced or the stream must close. */
 static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
@@ -567,7 +550,6 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 			return 0;
 		s->res = thr_spare;
 		thr_spare = tmp;
-		s->res_fwd = 0;
 		t->flags |= TX_F_SRV_CLOSE | TX_F_REPLIED;
 		if (env.close)
 			t->flags |= TX_F_CLI_CLOSE;
@@ -606,17 +588,16 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	}
 }
 
-/* A final response head is parsed at offset s->res_fwd of the response
- * buffer: rules, then serialisation. Returns 0, or -1 to close. */
+/* A final response head is parsed at the start of the response channel:
+ * rules, then serialisation into the client's mux. Returns 0, or -1 to
+ * close. */
 static int response_parsed(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->res;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 	int from_server = !(t->flags & TX_F_REPLIED);
-	size_t off = (size_t)s->res_fwd;
 	int rc;
-	ssize_t n;
 
 	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
@@ -689,13 +670,19 @@ static int response_parsed(struct stream *s)
 	} else {
 		fl |= H1O_F_CONN_SCRUB;
 	}
-	n = http_reframe_head(&s->res, off, m->head_len, m, fl);
-	if (n < 0) {
+	if (h1m_snd_head(&s->cli_m, m, fl, 0) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_rewrites);
 		return -1;
 	}
-	s->res_fwd = off + (uint64_t)n;
+	buf_consume(&s->res, m->head_len);
+	m->head_len = 0;
 	t->flags |= TX_F_RES_GONE;
+	if (h1m_tx_finished(&s->cli_m) || s->cli_m.tx_done) {
+		/* bodyless (HEAD, 204, 304): a local reply's body stays here */
+		s->res.head = s->res.data = 0;
+		if (!from_server)
+			http_service_release(s);
+	}
 	m->nhdrs = 0;
 	http_count_status(s, t->status);
 	return 0;
@@ -711,42 +698,66 @@ static void count_failed_resp(struct stream *s)
 		CNT_INC(s->srv->cnt.failed_resp);
 }
 
-/* Reads and parses the response head (server's, or sluice's own in the
- * response buffer). Returns 1 on progress, 0 when waiting, -1 on error
- * (term and reply decided). */
+/* Whether anything of a response went toward the client already (a 1xx
+ * head counts). */
+static int response_started(const struct stream *s)
+{
+	return (s->txn->flags & TX_F_RES_STARTED) || s->txn->resp_interim;
+}
+
+/* Receives and parses the response head: the server's through its mux, or
+ * sluice's own, put whole in the response channel. Returns 1 on progress,
+ * 0 when waiting, -1 on error (term and reply decided). */
 static int xfer_response_head(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	int replied = !!(t->flags & TX_F_REPLIED);
-	int progress = 0;
+	size_t before = s->srv_m.rx.data;
 	struct h1_error err;
 	enum h1_result r;
 
-	if (!replied && read_head_bytes(&s->sc, &s->res))
-		progress = 1;
-	if (s->res.data <= s->res_fwd)
-		goto check_end;
-	buf_align0(&s->res);
-	r = h1_parse_head(s->res.area + s->res_fwd, s->res.data - s->res_fwd, 0, t->meth,
-	                  s->res.size - HTTP_RESERVE,
-	                  H1_O_BARE_LF |
-	                  ((s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ? H1_O_ACCEPT_INVALID : 0),
-	                  &t->res, &err);
+	if (replied) {
+		/* a local reply is parsed in place: its head storage is where
+		 * the model wants it, its body follows as payload */
+		if (!s->res.data)
+			return 0;
+		buf_realign(&s->res);
+		if (s->res.head) {
+			memmove(s->res.area, buf_head(&s->res), s->res.data);
+			s->res.head = 0;
+		}
+		r = h1_parse_head(buf_head(&s->res), s->res.data, 0, t->meth, s->res.size, H1_O_BARE_LF,
+		                  &t->res, &err);
+		if (r != H1_OK)
+			return -1;   /* sluice's own reply is always whole and valid */
+	} else {
+		if (s->res.data)
+			return 0;    /* the previous 1xx is still on its way */
+		r = h1m_rcv_head(&s->srv_m, &s->res, 0, t->meth, max_head(s),
+		                 H1_O_BARE_LF |
+		                 ((s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ?
+		                  H1_O_ACCEPT_INVALID : 0),
+		                 &t->res, &err);
+	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
-		if (!replied && http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
+		if (http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
 		count_failed_resp(s);
 		t->flags |= TX_F_SRV_CLOSE;
-		if (replied || s->res_fwd)
+		if (response_started(s))
 			return -1;
 		http_reply_start(s, 502, NULL, 'P', 'H');
 		return 1;
 	}
 	if (r == H1_OK) {
 		if (t->res.status < 200 && t->res.status != 101) {
-			/* interim response: forwarded as it is */
-			s->res_fwd += t->res.head_len;
+			/* interim response: forwarded at once */
+			if (h1m_snd_head(&s->cli_m, &t->res, 0, H1M_SND_INTERIM) < 0)
+				return -1;
+			buf_consume(&s->res, t->res.head_len);
+			t->res.head_len = 0;
+			t->res.nhdrs = 0;
 			t->resp_interim++;
 			return 1;
 		}
@@ -763,17 +774,17 @@ static int xfer_response_head(struct stream *s)
 		}
 		return 1;
 	}
-check_end:
 	if (replied)
-		return progress;
+		return 0;
 	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
-		if (s->res.data <= s->res_fwd && http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
+		if (!s->srv_m.rx.data && !t->resp_interim &&
+		    http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
 		count_failed_resp(s);
-		if (s->res_fwd || (t->flags & TX_F_RES_STARTED))
+		if (response_started(s))
 			return -1;
-		if (!(t->flags & TX_F_FIRST_REQ) && s->res.data == 0) {
+		if (!(t->flags & TX_F_FIRST_REQ) && !s->srv_m.rx.data) {
 			/* as HAProxy: on a later request of a keep-alive client, a
 			 * server that closes without a byte gets the client closed
 			 * silently, so that the client can retry the request */
@@ -782,7 +793,7 @@ check_end:
 		http_reply_start(s, 502, NULL, 'S', 'H');
 		return 1;
 	}
-	return progress;
+	return s->srv_m.rx.data != before;
 }
 
 /* The server closed (FIN or reset) before the end of its response body:
@@ -809,25 +820,32 @@ static int xfer_response_body(struct stream *s)
 	struct http_txn *t = s->txn;
 	int progress = 0;
 
-	if (!(t->flags & TX_F_REPLIED) && !t->res_body.done &&
-	    (s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT) &&
-	    buf_room(&s->res)) {
-		ssize_t n = conn_recv(&s->sc, &s->res);
+	if (t->flags & TX_F_REPLIED) {
+		/* a local reply's payload is all in the channel, or comes
+		 * from the service's body */
+		if (http_service_feed(s))
+			progress = 1;
+		if (!s->svc_body)
+			t->res_body.done = 1;
+		return progress;
+	}
+	if (!t->res_body.done) {
+		const char *why = NULL;
+		int rc = h1m_rcv_body(&s->srv_m, &s->res, &why);
 
-		if (n > 0) {
+		if (rc < 0) {
+			t->err_reason = why ? why : "invalid chunked response body";
+			return -1;
+		}
+		if (rc > 0) {
 			progress = 1;
 			s->srv_exp = tick_add_ifset(now_ms(), t->srv_timeout_ms ?
 			                            t->srv_timeout_ms : s->be->timeout_server);
 		}
+		if (h1m_rx_done(&s->srv_m))
+			t->res_body.done = 1;
 	}
-	if ((t->flags & TX_F_REPLIED) && !t->res_body.done && http_service_feed(s))
-		progress = 1;
-	if (approve_body(&t->res_body, &s->res, &s->res_fwd,
-	                 !!(s->sc.flags & CONN_F_RD_SHUT)) < 0) {
-		t->err_reason = "invalid chunked response body";
-		return -1;
-	}
-	if (!(t->flags & (TX_F_REPLIED | TX_F_RES_TRUNC)) && !t->res_body.done &&
+	if (!(t->flags & TX_F_RES_TRUNC) && !t->res_body.done && !s->srv_m.rx.data &&
 	    (s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
 		response_truncated(s);
 	return progress;
@@ -835,18 +853,29 @@ static int xfer_response_body(struct stream *s)
 
 static int xfer_to_client(struct stream *s)
 {
-	if (s->res_fwd && (s->cli.flags & CONN_F_WR_READY) && !(s->cli.flags & CONN_F_ERROR)) {
-		ssize_t n = conn_send_max(&s->cli, &s->res, s->res_fwd);
+	struct http_txn *t = s->txn;
+	int rc;
 
-		if (n > 0) {
-			s->res_fwd -= (uint64_t)n;
-			s->bytes_out += (uint64_t)n;
-			s->txn->flags |= TX_F_RES_STARTED;
-			s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
-			return 1;
-		}
+	if (s->cli.flags & CONN_F_ERROR)
+		return 0;
+	if (!(t->flags & TX_F_RES_GONE))
+		rc = h1m_flush(&s->cli_m);   /* 1xx heads */
+	else
+		rc = h1m_snd_body(&s->cli_m, &s->res, t->res_body.done,
+		                  (t->flags & TX_F_REPLIED) ? NULL : s->srv_m.tlr,
+		                  (t->flags & TX_F_REPLIED) ? 0 : s->srv_m.tlr_len);
+	if (rc > 0) {
+		t->flags |= TX_F_RES_STARTED;
+		s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
+		return 1;
 	}
 	return 0;
+}
+
+/* Whether nothing of the response waits to go to the client. */
+static int response_flushed(const struct stream *s)
+{
+	return !s->res.data && h1m_tx_empty(&s->cli_m);
 }
 
 static void txn_end(struct stream *s);
@@ -873,8 +902,12 @@ static void switch_to_tunnel(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 
-	/* what is left goes through raw: buffers hold only tunnel bytes now
-	 * (the 101/2xx head is being sent, request had no body) */
+	/* what is left goes through raw: what the muxes read past the heads
+	 * moves into the channels, bytes from now on */
+	if (h1m_rx_to_chan(&s->srv_m, &s->res) < 0 || h1m_rx_to_chan(&s->cli_m, &s->req) < 0) {
+		stream_abort(s, 'P', 'D');
+		return;
+	}
 	t->status = t->res.status;
 	http_log(s);
 	s->st = SST_ESTABLISHED;
@@ -924,15 +957,16 @@ static void http_xfer(struct stream *s)
 			p |= rc;
 		}
 		p |= xfer_to_client(s);
-		if ((t->flags & TX_F_RES_TRUNC) && !s->res_fwd) {
+		if ((t->flags & TX_F_RES_TRUNC) && response_flushed(s)) {
 			stream_abort(s, 'S', 'D');
 			return;
 		}
-		if ((t->flags & TX_F_TUNNEL) && !s->res_fwd) {
+		if ((t->flags & TX_F_TUNNEL) && response_flushed(s)) {
 			switch_to_tunnel(s);
 			return;
 		}
-		if ((t->flags & TX_F_RES_GONE) && t->res_body.done && !s->res_fwd) {
+		if ((t->flags & TX_F_RES_GONE) && t->res_body.done && response_flushed(s) &&
+		    h1m_tx_finished(&s->cli_m)) {
 			/* the response ended before the request body (a server or
 			 * sluice answered early): what is left of the body must
 			 * never be read as a next request, nor the server
@@ -948,17 +982,18 @@ static void http_xfer(struct stream *s)
 		more = round == HTTP_FWD_ROUNDS - 1;
 	}
 	if ((s->cli.flags & CONN_F_ERROR) ||
-	    (!(t->flags & TX_F_REPLIED) && !t->req_body.done && (s->cli.flags & CONN_F_RD_SHUT))) {
+	    (!(t->flags & TX_F_REPLIED) && !t->req_body.done && (s->cli.flags & CONN_F_RD_SHUT) &&
+	     !s->cli_m.rx.data)) {
 		client_aborted(s);
 		return;
 	}
-	if (s->cli_exp && now_ms() >= s->cli_exp && (s->res_fwd || !t->req_body.done)) {
+	if (s->cli_exp && now_ms() >= s->cli_exp && (!response_flushed(s) || !t->req_body.done)) {
 		stream_abort(s, 'c', (t->flags & TX_F_RES_GONE) ? 'D' : 'H');
 		return;
 	}
 	if (!(t->flags & TX_F_REPLIED) && s->srv_exp && now_ms() >= s->srv_exp) {
 		t->flags |= TX_F_SRV_CLOSE;
-		if (!(t->flags & (TX_F_RES_GONE | TX_F_RES_STARTED)) && !s->res_fwd) {
+		if (!(t->flags & TX_F_RES_GONE) && !response_started(s)) {
 			if (http_l7_retry(s, RETRY_ON_RESP_TIMEOUT))
 				return;
 			count_failed_resp(s);
@@ -1011,12 +1046,11 @@ static void txn_end(struct stream *s)
 		CNT_INC(s->srv->cnt.cum_req);   /* forwarded to it (server req_tot) */
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
-	if (s->res.data > s->res_fwd && !(t->flags & TX_F_REPLIED))
+	if (!(t->flags & TX_F_REPLIED) && (s->srv_m.rx.data || !h1m_tx_finished(&s->srv_m)))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
 	plan = http_server_conn_plan(s);
 	http_service_release(s);   /* what a HEAD response did not send */
 	s->res.head = s->res.data = 0;
-	s->res_fwd = 0;
 	/* as HAProxy, the log line no longer counts this stream in %bc and
 	 * %sc: its slot is released first (a slot offered with the connection
 	 * is handed over after the log, but its count moves with it: %sc is
@@ -1038,23 +1072,24 @@ static void txn_end(struct stream *s)
 		s->http_exp = now + (s->fe->timeout_client_fin && s->fe->timeout_client_fin < LINGER_MS ?
 		                     (uint64_t)s->fe->timeout_client_fin : LINGER_MS);
 		s->req.head = s->req.data = 0;
+		h1m_reset(&s->cli_m);
 		return;
 	}
 	txn_cleanup(t);
 	stream_next_txn(s);
-	if (s->req.data) {
+	s->req.head = s->req.data = 0;
+	if (s->cli_m.rx.data) {
 		txn_start(s);   /* a pipelined request: parsed right away */
 	} else {
 		/* idle: see http_idle_release() */
 		pool_free(&pool_txn, t);
 		s->txn = NULL;
-		s->req_fwd = s->res_fwd = 0;
 	}
 	s->st = SST_HTTP_WAIT_REQ;
 	s->http_exp = tick_add_ifset(now, http_first_set(s->fe->timeout_http_keep_alive,
 	                             http_first_set(s->fe->timeout_http_request,
 	                                            s->fe->timeout_client)));
-	if (s->req.data)
+	if (s->cli_m.rx.data)
 		task_wakeup(s->task, TASK_WOKEN_OTHER);   /* a pipelined request */
 }
 
@@ -1088,7 +1123,6 @@ static void http_tarpit(struct stream *s)
 	t->flags |= TX_F_CLI_CLOSE;
 	http_reply_start(s, t->status > 0 ? t->status : 500, t->tarpit_reply, 'P', 'T');
 }
-
 void http_stream_step(struct stream *s)
 {
 	switch (s->st) {

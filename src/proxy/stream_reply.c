@@ -118,7 +118,6 @@ int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
-	s->res_fwd = 0;
 	t->flags |= TX_F_REPLIED;
 	t->flags &= ~TX_F_RES_GONE;
 	t->res.head_len = 0;
@@ -264,7 +263,6 @@ void http_service_start(struct stream *s, const char *name)
 	s->Tw = s->Tc = 0;
 	t->Tr = 0;
 	s->svc_log_name = svc->log_name;
-	s->res_fwd = 0;
 	t->flags |= TX_F_REPLIED;
 	t->flags &= ~TX_F_RES_GONE;
 	t->res.head_len = 0;

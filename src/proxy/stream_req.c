@@ -120,14 +120,13 @@ static void request_final_edits(struct stream *s)
 	}
 }
 
-/* Serialises the analysed request head into the request buffer and
- * approves it for sending. Returns 0 or -1 (no room: 500). */
+/* Serialises the analysed request head into the server's mux. Returns 0
+ * or -1 (no room: 500). */
 static int request_emit_head(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->req;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
-	ssize_t n;
 
 	if ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE))
 		fl |= H1O_F_TUNNEL;
@@ -137,14 +136,9 @@ static int request_emit_head(struct stream *s)
 		fl |= H1O_F_CONN_KA;
 	if (!(fl & H1O_F_TUNNEL) && (fl & H1O_F_CONN_CLOSE))
 		t->flags |= TX_F_SRV_CLOSE;
-	n = http_reframe_head(&s->req, 0, m->head_len, m, fl);
-	if (n < 0)
-		return -1;
-	s->req_fwd = (uint64_t)n;
-	t->flags |= TX_F_REQ_GONE;
-	m->nhdrs = 0;
-	m->head_len = 0;
-	return 0;
+	/* the head stays in the request channel until it goes out: a TLS
+	 * server's sni expression may still read it */
+	return h1m_snd_head(&s->srv_m, m, fl, 0);
 }
 
 /* A client that sent "Expect: 100-continue" waits for it before sending
@@ -403,14 +397,17 @@ static int request_precheck(struct stream *s)
 		t->err_reason = "Host differs from the request-target authority";
 		return -1;
 	}
-	if (t->req_body.chunked && s->req.data > m->head_len) {
-		struct h1_chunk c = t->req_body.chunk;
+	/* what arrived of the body with the head is decoded now: a broken
+	 * chunked body is refused before anything is forwarded */
+	if (!t->req_body.done) {
+		const char *why = NULL;
 
-		h1_chunk_feed(&c, s->req.area + m->head_len, s->req.data - m->head_len, NULL, NULL);
-		if (c.st == H1C_ERROR) {
-			t->err_reason = c.reason;
+		if (h1m_rcv_body(&s->cli_m, &s->req, &why) < 0) {
+			t->err_reason = why ? why : "invalid chunked request body";
 			return -1;
 		}
+		if (h1m_rx_done(&s->cli_m))
+			t->req_body.done = 1;
 	}
 	return 0;
 }

@@ -263,43 +263,14 @@ static const struct smp_ops stream_smp_ops = {
 };
 
 /* What req.body / res.body see of a message whose head is parsed: the
- * payload bytes in the buffer (<p>, <avail>), a chunked body with its
- * framing removed (into a scratch buffer), and whether it is all there. */
-static void body_view(const struct http_msg *m, const char *p, size_t avail,
+ * payload in the channel after the head (framing removed by the mux that
+ * received it), and whether it is all there (<done>). */
+static void body_view(const struct http_msg *m, const char *p, size_t avail, int done,
                       struct ist *out, int *complete)
 {
 	*out = (struct ist){ p, avail };
-	*complete = 0;
+	*complete = done;
 	if (m->flags & HTTP_F_BODYLESS) {
-		out->len = 0;
-		*complete = 1;
-	} else if (m->flags & HTTP_F_CHUNKED) {
-		struct h1_chunk c;
-		size_t size, used = 0, pos = 0;
-		char *dst = smp_trash_get(&size);
-
-		h1_chunk_init(&c);
-		c.opts = H1C_O_STOP_AFTER_DATA;
-		while (pos < avail && c.st != H1C_DONE && c.st != H1C_ERROR) {
-			size_t off = 0, len = 0, n = h1_chunk_feed(&c, p + pos, avail - pos, &off, &len);
-
-			if (len) {
-				if (len > size - used)
-					len = size - used;
-				memcpy(dst + used, p + pos + off, len);
-				used += len;
-			}
-			if (!n)
-				break;
-			pos += n;
-		}
-		*out = (struct ist){ dst, used };
-		*complete = c.st == H1C_DONE;
-	} else if (m->flags & HTTP_F_HAS_CL) {
-		if (avail > m->content_length)
-			out->len = (size_t)m->content_length;
-		*complete = avail >= m->content_length;
-	} else if (m->is_request || (m->flags & HTTP_F_XFER_LEN)) {
 		out->len = 0;
 		*complete = 1;
 	}
@@ -331,12 +302,13 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 	if (t->req.head_len && !(t->flags & TX_F_REQ_GONE))
 		body_view(&t->req, buf_head(&s->req) + t->req.head_len,
 		          s->req.data > t->req.head_len ? s->req.data - t->req.head_len : 0,
-		          &c->req_body, &c->req_body_complete);
+		          t->req_body.done, &c->req_body, &c->req_body_complete);
 	if (t->res.head_len && !(t->flags & TX_F_RES_GONE)) {
-		size_t off = (size_t)s->res_fwd + t->res.head_len;
+		size_t off = t->res.head_len;
 
 		c->res = &t->res;
 		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
+		          (t->flags & TX_F_REPLIED) ? !s->svc_body : h1m_rx_done(&s->srv_m),
 		          &c->res_body, &c->res_body_complete);
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);

@@ -44,51 +44,40 @@ static uint64_t now_ms(void)
 
 /* ---- layer-7 retries (retry-on) ---- */
 
-/* Keeps a copy of the serialised request when it is already whole in the
- * buffer (head just written at offset 0, body complete), as HAProxy
- * retries only requests it still has entirely. */
+/* Keeps a copy of the serialised request when it is whole (head in the
+ * server's mux, body complete in the request channel), as HAProxy retries
+ * only requests it still has entirely. The body moves into the server's
+ * mux right away, framed: the copy is what the mux will send. */
 void http_retry_snapshot(struct stream *s)
 {
 	struct http_txn *t = s->txn;
-	size_t head = (size_t)s->req_fwd, avail = s->req.data - head, len;
+	struct buffer body = s->req;
 
-	if (t->req_body.done) {
-		len = head;
-	} else if (t->req_body.chunked) {
-		struct h1_chunk c = t->req_body.chunk;
-		size_t n = h1_chunk_feed(&c, buf_head(&s->req) + head, avail, NULL, NULL);
-
-		if (c.st != H1C_DONE)
-			return;
-		len = head + n;
-	} else if (t->req_body.left <= avail) {
-		len = head + (size_t)t->req_body.left;
-	} else {
+	if (!t->req_body.done || t->req.head_len > s->req.data)
 		return;
-	}
-	t->retry_copy = malloc(len);
+	body.head += t->req.head_len;
+	body.data -= t->req.head_len;
+	if (h1m_put_body(&s->srv_m, &body, 1, s->cli_m.tlr, s->cli_m.tlr_len) < 0)
+		return;   /* nothing moved: too big to keep */
+	s->req.data = t->req.head_len;
+	t->retry_copy = malloc(s->srv_m.tx.data);
 	if (!t->retry_copy)
 		return;
-	memcpy(t->retry_copy, buf_head(&s->req), len);
-	t->retry_len = len;
+	memcpy(t->retry_copy, buf_head(&s->srv_m.tx), s->srv_m.tx.data);
+	t->retry_len = s->srv_m.tx.data;
 }
 
 /* Retries the request when <why> is one of the backend's retry-on
  * conditions, a copy of the request exists, retries are left and nothing
  * of a response went to the client. The server connection is dropped, the
- * request put back in front of what the client sent after it, and the
- * stream goes back to connecting (or to the balancer on redispatch).
- * Returns 1 if it did. */
+ * copy put back in the server's mux, and the stream goes back to
+ * connecting (or to the balancer on redispatch). Returns 1 if it did. */
 int http_l7_retry(struct stream *s, unsigned int why)
 {
 	struct http_txn *t = s->txn;
-	size_t keep;
 
 	if (!(s->be->retry_on & why) || !t->retry_copy || s->retries_left <= 0 || !s->srv ||
-	    (t->flags & TX_F_RES_STARTED) || s->res_fwd)
-		return 0;
-	keep = s->req.data > s->req_fwd ? s->req.data - (size_t)s->req_fwd : 0;
-	if (t->retry_len + keep > s->req.size)
+	    (t->flags & TX_F_RES_STARTED) || t->resp_interim)
 		return 0;
 	if (conn_is_open(&s->sc)) {
 		atomic_fetch_sub(&s->srv->used_conns, 1);
@@ -96,14 +85,12 @@ int http_l7_retry(struct stream *s, unsigned int why)
 		conn_init(&s->sc, s->task);
 	}
 	s->sc_srv = NULL;
-	/* pipelined bytes after the request move behind the copy */
-	memmove(s->req.area + t->retry_len, buf_head(&s->req) + (s->req.data - keep), keep);
-	memcpy(s->req.area, t->retry_copy, t->retry_len);
-	s->req.head = 0;
-	s->req.data = t->retry_len + keep;
-	s->req_fwd = t->retry_len;
+	h1m_reset(&s->srv_m);
+	if (h1m_put_raw(&s->srv_m, t->retry_copy, t->retry_len) < 0)
+		return 0;
+	s->srv_m.tx_mode = H1M_B_NONE;
+	s->srv_m.tx_done = 1;
 	s->res.head = s->res.data = 0;
-	s->res_fwd = 0;
 	t->flags &= ~(TX_F_RES_GONE | TX_F_SRV_CLOSE);
 	t->res.head_len = 0;
 	t->res.nhdrs = 0;
@@ -138,7 +125,7 @@ enum sc_plan http_server_conn_plan(struct stream *s)
 	struct http_txn *t = s->txn;
 	int reusable = conn_is_open(&s->sc) && s->srv &&
 	               !(t->flags & (TX_F_SRV_CLOSE | TX_F_REPLIED)) && t->req_body.done &&
-	               !s->req_fwd && s->res.data == 0 &&
+	               h1m_tx_finished(&s->srv_m) && !s->srv_m.rx.data && s->res.data == 0 &&
 	               !(s->sc.flags & (CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT));
 	int waiters;
 
@@ -163,6 +150,7 @@ enum sc_plan http_server_conn_plan(struct stream *s)
 
 void http_server_conn_apply(struct stream *s, enum sc_plan plan)
 {
+	h1m_reset(&s->srv_m);   /* the transaction's messages are over */
 	switch (plan) {
 	case SC_PLAN_NONE:
 		return;

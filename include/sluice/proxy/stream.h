@@ -9,6 +9,7 @@
 #include <sluice/core/list.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/mux_h1.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
 
@@ -53,8 +54,10 @@ struct stream {
 	int prio_offset_ms;
 	struct conn cli;
 	struct conn sc;            /* server side */
-	struct buffer req;         /* client -> server */
-	struct buffer res;         /* server -> client */
+	struct buffer req;         /* client -> server (HTTP: the message model) */
+	struct buffer res;         /* server -> client (HTTP: the message model) */
+	struct h1m cli_m;          /* HTTP: the client connection's mux */
+	struct h1m srv_m;          /* HTTP: the server connection's mux */
 	enum stream_state st;
 	int retries_left;
 	int retries_done;
@@ -84,8 +87,6 @@ struct stream {
 	int sc_reqs;               /* requests carried by the server connection */
 	struct server *sc_srv;     /* server of the kept server connection (idle
 	                            * between transactions), or NULL */
-	uint64_t req_fwd, res_fwd; /* bytes at the head of req/res approved for
-	                            * sending (HTTP: the current message only) */
 	uint64_t txn_count;        /* transactions run on this connection */
 	uint32_t hkey;             /* hash key for balance uri|url_param|hdr */
 	int has_hkey;

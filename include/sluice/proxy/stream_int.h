@@ -50,6 +50,10 @@ uint64_t http_stream_expiry(const struct stream *s);
  * started (503 for queue/connect failures...) and returns 1; 0 to let the
  * stream close. */
 int  http_stream_abort(struct stream *s, char a, char b);
+/* Reads the client while the stream waits for a server (queue, connect):
+ * the request body into the request channel, or what follows into the
+ * client's mux. Returns -1 if the client connection failed. */
+int  http_read_client(struct stream *s);
 /* Called by stream_free() in HTTP mode: last log, idle connection. */
 void http_stream_release(struct stream *s);
 /* Numbers the transaction (txn.id, s->uniq_id) if it has no number yet. */
