@@ -28,6 +28,20 @@ void h1m_release(struct h1m *m)
 		buf_release(&m->tx);
 }
 
+void h1m_end_msgs(struct h1m *m)
+{
+	if (m->tlr) {
+		free(m->tlr);
+		m->tlr = NULL;
+	}
+	m->tlr_len = 0;
+	m->rx_mode = m->tx_mode = H1M_B_NONE;
+	m->rx_done = m->tx_done = 0;
+	m->rx_left = m->tx_left = 0;
+	m->rx.head = m->rx.data = 0;
+	m->tx.head = m->tx.data = 0;
+}
+
 void h1m_reset(struct h1m *m)
 {
 	struct conn *c = m->c;
@@ -96,8 +110,10 @@ static void rx_body_init(struct h1m *m, const struct http_msg *msg, int is_req)
 {
 	m->rx_done = 0;
 	m->rx_left = 0;
-	free(m->tlr);
-	m->tlr = NULL;
+	if (m->tlr) {
+		free(m->tlr);
+		m->tlr = NULL;
+	}
 	m->tlr_len = 0;
 	if (msg->flags & HTTP_F_TUNNEL) {
 		m->rx_mode = H1M_B_TUNNEL;   /* 101 / 2xx to CONNECT: no body */
@@ -121,6 +137,30 @@ static void rx_body_init(struct h1m *m, const struct http_msg *msg, int is_req)
 	}
 }
 
+/* Whether what rx holds past the head just parsed is all payload of a
+ * body that needs no decoding (no chunks, nothing of a next message). */
+static int rx_is_one_message(const struct h1m *m, const struct http_msg *msg, int is_req)
+{
+	size_t extra = m->rx.data - msg->head_len;
+
+	if (!extra)
+		return 1;
+	if (msg->flags & (HTTP_F_TUNNEL | HTTP_F_BODYLESS | HTTP_F_CHUNKED))
+		return 0;
+	if (msg->flags & HTTP_F_HAS_CL)
+		return extra <= msg->content_length;
+	return !is_req && !(msg->flags & HTTP_F_XFER_LEN);   /* until the close */
+}
+
+/* <n> bytes of payload reached the channel along with the head. */
+static void rx_account_payload(struct h1m *m, size_t n)
+{
+	if (m->rx_mode == H1M_B_LEN) {
+		m->rx_left -= n;
+		m->rx_done = !m->rx_left;
+	}
+}
+
 enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
                             enum http_meth req_meth, size_t max_head, unsigned int opts,
                             struct http_msg *msg, struct h1_error *err)
@@ -139,6 +179,20 @@ enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
 	}
 	if (r != H1_OK)
 		return r;
+	if (!chan->data && !m->rx.head && rx_is_one_message(m, msg, is_req)) {
+		/* rx holds this message and nothing else (the common case): it
+		 * becomes the channel, no copy; the spans stay valid. Only at
+		 * offset 0: a head in a channel never moves (buf_realign()
+		 * leaves data at offset 0 where it is) */
+		struct buffer tmp = *chan;
+
+		*chan = m->rx;
+		m->rx = tmp;
+		m->rx.head = m->rx.data = 0;
+		rx_body_init(m, msg, is_req);
+		rx_account_payload(m, chan->data - msg->head_len);
+		return H1_OK;
+	}
 	if (need_buf(chan) < 0 || chan->data || msg->head_len > chan->size) {
 		if (err) {
 			err->status = is_req ? 500 : 502;
@@ -429,8 +483,6 @@ int h1m_flush(struct h1m *m)
 	}
 	if (m->c->flags & CONN_F_ERROR)
 		return -1;
-	if (!m->tx.data && m->tx.area)
-		buf_release(&m->tx);
 	return progress;
 }
 

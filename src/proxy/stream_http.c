@@ -53,6 +53,8 @@
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream_int.h>
 
+/* kept out of a head as HAProxy keeps tune.maxrewrite: the longest head is
+ * tune.bufsize minus this, so 414 and 431 come at the same sizes */
 #define HTTP_RESERVE     (TXN_ARENA_SIZE + HTTP_EDIT_EXTRA_HDRS * 4 + 512)
 #define HTTP_FWD_ROUNDS  4
 #define LINGER_MS        1000
@@ -78,32 +80,6 @@ __attribute__((constructor)) static void http_thread_hook_register(void)
 static uint64_t now_ms(void)
 {
 	return th_ctx->now_ms;
-}
-
-/* Replaces the bytes [off, off + old_len) of <b> by the serialised head of
- * <msg>. Returns the new head length, or -1 if it cannot fit. */
-ssize_t http_reframe_head(struct buffer *b, size_t off, size_t old_len,
-                          const struct http_msg *msg, unsigned int flags)
-{
-	struct buffer tmp;
-	size_t rest = b->data - off - old_len;
-	ssize_t n;
-
-	if (!thr_spare.area && buf_alloc(&thr_spare) < 0)
-		return -1;
-	thr_spare.head = 0;
-	thr_spare.data = 0;
-	memcpy(thr_spare.area, buf_head(b), off);
-	thr_spare.data = off;
-	n = h1_out_head_buf(msg, flags, &thr_spare);
-	if (n < 0 || rest > buf_room(&thr_spare))
-		return -1;
-	memcpy(buf_tail(&thr_spare), buf_head(b) + off + old_len, rest);
-	thr_spare.data += rest;
-	tmp = *b;
-	*b = thr_spare;
-	thr_spare = tmp;
-	return n;
 }
 
 /* ---- transactions ---- */

@@ -150,7 +150,7 @@ enum sc_plan http_server_conn_plan(struct stream *s)
 
 void http_server_conn_apply(struct stream *s, enum sc_plan plan)
 {
-	h1m_reset(&s->srv_m);   /* the transaction's messages are over */
+	h1m_end_msgs(&s->srv_m);   /* the transaction's messages are over */
 	switch (plan) {
 	case SC_PLAN_NONE:
 		return;

@@ -8,7 +8,8 @@
  *   [head storage][payload ...]
  *
  * The head is a struct http_msg whose spans point into the head storage at
- * the start of the channel (msg->head_len bytes); the payload that follows
+ * the start of the channel (msg->head_len bytes, at offset 0 of the buffer
+ * area, where buf_realign() never moves it); the payload that follows
  * is the body without any framing (chunk sizes, extensions and the last
  * chunk are the mux's business); the end of the message is a flag of the
  * receiving mux (h1m_rx_done()); trailers are kept by the receiving mux as
@@ -74,6 +75,9 @@ struct h1m {
 void h1m_init(struct h1m *m, struct conn *c, uint64_t *cnt_in, uint64_t *cnt_out);
 /* Gives the buffers back when empty (idle connection). */
 void h1m_release(struct h1m *m);
+/* Ends the message states and drops what is buffered, keeping the buffers
+ * (the connection carries on with the next messages). */
+void h1m_end_msgs(struct h1m *m);
 /* Drops everything buffered and the message states (the connection is
  * closed or changes hands). */
 void h1m_reset(struct h1m *m);

@@ -58,9 +58,6 @@ int  http_read_client(struct stream *s);
 void http_stream_release(struct stream *s);
 /* Numbers the transaction (txn.id, s->uniq_id) if it has no number yet. */
 void http_txn_take_id(struct stream *s);
-/* Replaces [off, off + old_len) of <b> by <msg> serialised; new length or -1. */
-ssize_t http_reframe_head(struct buffer *b, size_t off, size_t old_len,
-                          const struct http_msg *msg, unsigned int flags);
 /* Sets up <b> for the body framing of <m> (Content-Length, chunked, close). */
 void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req);
 
