@@ -66,6 +66,8 @@ ssize_t h1m_read(struct h1m *m, size_t limit)
 	struct conn *c = m->c;
 	ssize_t total = 0;
 
+	if (!(c->flags & CONN_F_RD_READY) || (c->flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
+		return (c->flags & CONN_F_ERROR) ? -1 : 0;
 	if (need_buf(&m->rx) < 0)
 		return 0;
 	if (limit > m->rx.size)

@@ -447,6 +447,11 @@ static int xfer_request(struct stream *s)
 	struct http_txn *t = s->txn;
 	int progress = 0, rc;
 
+	if (!(t->flags & (TX_F_REPLIED | TX_F_REQ_GONE)) && http_request_emit(s) < 0) {
+		CNT_INC(s->fe->fe_cnt.failed_rewrites);
+		t->flags |= TX_F_SRV_CLOSE;
+		http_reply_start(s, 500, NULL, 'P', 'R');
+	}
 	if (t->req.head_len || (t->flags & TX_F_REPLIED))
 		request_head_gone(s);
 	if (!t->req_body.done) {

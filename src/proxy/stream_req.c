@@ -120,9 +120,7 @@ static void request_final_edits(struct stream *s)
 	}
 }
 
-/* Serialises the analysed request head into the server's mux. Returns 0
- * or -1 (no room: 500). */
-static int request_emit_head(struct stream *s)
+int http_request_emit(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->req;
@@ -136,9 +134,11 @@ static int request_emit_head(struct stream *s)
 		fl |= H1O_F_CONN_KA;
 	if (!(fl & H1O_F_TUNNEL) && (fl & H1O_F_CONN_CLOSE))
 		t->flags |= TX_F_SRV_CLOSE;
-	/* the head stays in the request channel until it goes out: a TLS
-	 * server's sni expression may still read it */
-	return h1m_snd_head(&s->srv_m, m, fl, 0);
+	if (h1m_snd_head(&s->srv_m, m, fl, 0) < 0)
+		return -1;
+	if (s->be->retry_on & RETRY_ON_L7)
+		http_retry_snapshot(s);
+	return 0;
 }
 
 /* A client that sent "Expect: 100-continue" waits for it before sending
@@ -358,13 +358,6 @@ void http_analyze(struct stream *s, int final)
 		if (!(s->be->cookie_opts & (PX_CK_INSERT | PX_CK_REWRITE | PX_CK_PREFIX)))
 			t->cookie_term[0] = 0;   /* passive cookie: %tsc shows nothing, as HAProxy */
 	}
-	if (request_emit_head(s) < 0) {
-		CNT_INC(s->fe->fe_cnt.failed_rewrites);
-		http_reply_start(s, 500, NULL, 'P', 'R');
-		return;
-	}
-	if (s->be->retry_on & RETRY_ON_L7)
-		http_retry_snapshot(s);
 	s->st = SST_ASSIGN;
 }
 

@@ -70,6 +70,10 @@ static inline int http_first_set(int a, int b)
 /* stream_req.c: request analysis */
 /* A complete request head was parsed: checks, then http_analyze(). */
 void http_request_parsed(struct stream *s);
+/* Serialises the analysed request head into the server's mux, when the
+ * request starts going out (a queued request holds only its channel), and
+ * keeps the copy retry-on needs. Returns 0 or -1 (no room: 500). */
+int  http_request_emit(struct stream *s);
 /* Runs the analysis steps from where a yielding rule left them. */
 void http_analyze(struct stream *s, int final);
 
