@@ -25,13 +25,16 @@
  * The socket is reached through a BIO of our own (send() with
  * MSG_NOSIGNAL, and bytes handed over before the handshake: what followed
  * a PROXY header on an accepted connection, a PROXY header to send in
- * clear before a client handshake).
+ * clear before a client handshake). Its BIO_METHOD is the one object shared
+ * by all threads here: created once by whichever thread needs it first
+ * (pthread_once()), read-only after, never freed.
  *
  * A peer that closes without close_notify ends the stream like a FIN
  * (SSL_OP_IGNORE_UNEXPECTED_EOF, set on every SSL_CTX): HTTP/1 says where
  * a message ends, and truncation is detected there.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -53,7 +56,7 @@ struct tls_bio {
 	unsigned char pre[];
 };
 
-static BIO_METHOD *tls_bio_method;
+static BIO_METHOD *tls_bio_method;   /* set once, see tls_bio_init() */
 
 static int tls_bio_write(BIO *bio, const char *p, int len)
 {
@@ -121,21 +124,35 @@ static int tls_bio_destroy(BIO *bio)
 	return 1;
 }
 
-/* Runs once, before the threads start (from the configuration's SSL
- * set-up); a program that never configures TLS never calls it. */
+/* The first TLS connection of any thread creates the method, which lives
+ * until exit. Worker threads get there concurrently (two backend connects
+ * at start-up), hence pthread_once(): with a plain check-then-set, both
+ * threads could create one and one was lost (LeakSanitizer: a 96-byte
+ * BIO_METHOD and its 7-byte name "sluice"), or a thread could build a BIO
+ * on a method whose callbacks were not set yet. */
+static pthread_once_t tls_bio_once = PTHREAD_ONCE_INIT;
+
+static void tls_bio_method_create(void)
+{
+	BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice");
+
+	if (!m ||
+	    !BIO_meth_set_write(m, tls_bio_write) ||
+	    !BIO_meth_set_read(m, tls_bio_read) ||
+	    !BIO_meth_set_ctrl(m, tls_bio_ctrl) ||
+	    !BIO_meth_set_create(m, tls_bio_create) ||
+	    !BIO_meth_set_destroy(m, tls_bio_destroy)) {
+		BIO_meth_free(m);
+		return;
+	}
+	tls_bio_method = m;   /* published complete: pthread_once() orders it */
+}
+
+/* 0, or -1 if the method could not be created (every later call too). */
 static int tls_bio_init(void)
 {
-	if (tls_bio_method)
-		return 0;
-	tls_bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sluice");
-	if (!tls_bio_method ||
-	    !BIO_meth_set_write(tls_bio_method, tls_bio_write) ||
-	    !BIO_meth_set_read(tls_bio_method, tls_bio_read) ||
-	    !BIO_meth_set_ctrl(tls_bio_method, tls_bio_ctrl) ||
-	    !BIO_meth_set_create(tls_bio_method, tls_bio_create) ||
-	    !BIO_meth_set_destroy(tls_bio_method, tls_bio_destroy))
-		return -1;
-	return 0;
+	pthread_once(&tls_bio_once, tls_bio_method_create);
+	return tls_bio_method ? 0 : -1;
 }
 
 static int tls_attach(struct conn *c, SSL_CTX *ctx, const void *pre, size_t pre_len,
