@@ -22,6 +22,15 @@ watchdog events, and the proxy's RSS before, at peak and after.
 (one descriptor per client plus its server connections), so about twice
 as many clients, all but 500 of them queued.
 
+HTTP/2 scenarios (h2c-100x10, h2-tls-100x10, h2-queue-4000) load the
+proxy with h2load (nghttp2-client) instead of wrk: -c connections of -m
+concurrent streams each; h2load gives no percentiles, so their latency is
+h2load's mean time per request. h1-to-h2-server is wrk toward a proxy whose
+server line says `proto h2` (nginx's h2c listener). A side that cannot run
+a scenario (a proxy that refuses the configuration or does not start, or a
+round where no request succeeds: sluice before it speaks HTTP/2) is
+reported as failed with the reason, and the run goes on.
+
 Loopback only; every run is bounded by wrk's duration (and a timeout on
 wrk itself). The descriptor limit of this process, inherited by wrk, nginx
 and the proxies, is raised to min(20000, hard limit). The sluice binary is
@@ -71,12 +80,16 @@ QUEUE_AB = (("queue", "sluice", {"BENCH_SRV_OPTS": "maxconn 16"}),
 
 
 def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
-             sample=False, probe=False, kind="ab", size="both", scheme="http"):
+             sample=False, probe=False, kind="ab", size="both", scheme="http",
+             streams=0, origin="h1"):
     """sample: queue and server connections half-way through each round;
-    probe: `show activity` and `show locks` after each round."""
+    probe: `show activity` and `show locks` after each round; streams: load
+    with h2load, that many concurrent streams per connection (0: wrk);
+    origin: "h1" (nginx's HTTP/1.1 port) or "h2c" (its h2c port)."""
     return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
             "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
-            "kind": kind, "size": size, "scheme": scheme}
+            "kind": kind, "size": size, "scheme": scheme, "streams": streams,
+            "origin": origin}
 
 
 CERTS = os.path.join(TOP, "reg-tests", "ssl", "certs")
@@ -84,6 +97,15 @@ CERTS = os.path.join(TOP, "reg-tests", "ssl", "certs")
 
 def tls(crt, bind_opts=""):
     return {"BENCH_CRT": os.path.join(CERTS, crt), "BENCH_BIND_OPTS": bind_opts}
+
+
+def h2env(bind_opts="", **more):
+    """bench/h2.cfg's environment: the listener's options, and queue.cfg's
+    globals (a queued stream may wait long: nothing times out in a queue)."""
+    env = {"BENCH_BIND_OPTS": bind_opts, "BENCH_NBTHREAD": "2", "BENCH_MAXCONN": "9000",
+           "BENCH_TIMEOUT_QUEUE": "120s"}
+    env.update(more)
+    return env
 
 
 SCENARIOS = {
@@ -146,6 +168,22 @@ SCENARIOS = {
     "flood": scenario("queue.cfg", 0, "as many keep-alive clients as the descriptor limit "
                       "allows, about half of them queued", wrk=["--timeout", "30s"],
                       env={"BENCH_TIMEOUT_QUEUE": "10s", "BENCH_NBTHREAD": "2"}, kind="flood"),
+    # HTTP/2: h2load on the client side, or a `proto h2` server
+    "h2c-100x10": scenario("h2.cfg", 100, "HTTP/2 by prior knowledge (h2c, `proto h2`), "
+                           "h2load 100 connections x 10 concurrent streams",
+                           env=h2env("proto h2"), streams=10),
+    "h2-tls-100x10": scenario("h2.cfg", 100, "HTTP/2 over TLS (ALPN h2, ECDSA P-256, "
+                              "TLS 1.3), h2load 100 connections x 10 concurrent streams",
+                              env=h2env("ssl crt %s alpn h2" %
+                                        os.path.join(CERTS, "www-ecdsa.pem")),
+                              scheme="https", streams=10),
+    "h2-queue-4000": scenario("h2.cfg", 40, "h2c, h2load 40 connections x 100 streams: "
+                              "4000 concurrent requests, one server at maxconn 16",
+                              srv="maxconn 16", env=h2env("proto h2"), streams=100,
+                              sample=True),
+    "h1-to-h2-server": scenario("h2.cfg", 100, "HTTP/1.1 keep-alive clients (wrk, 100), "
+                                "HTTP/2 toward the server (`proto h2`, nginx h2c)",
+                                srv="proto h2", env=h2env(), origin="h2c"),
     # sluice alone can take more: it needs one descriptor per client plus
     # its server connections, where HAProxy's maxconn check reserves two
     "flood-sluice": scenario("queue.cfg", 0, "sluice only: as many keep-alive clients as "
@@ -216,6 +254,42 @@ def wait_port(port, timeout=5.0):
     return False
 
 
+def parse_h2load(out):
+    """h2load's summary, in parse_wrk's shape: req/s, no p99 (h2load gives
+    none: "mean" holds its mean time per request, in ms), errors, requests
+    that succeeded, and the error counts by kind."""
+    rps = re.search(r"finished in [\d.]+m?s, ([\d.]+) req/s", out)
+    req = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+                    r"(\d+) failed, (\d+) errored, (\d+) timeout", out)
+    st = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+    mean = re.search(r"time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)", out)
+    kinds = {}
+    if req:
+        kinds.update(failed=int(req.group(5)), errored=int(req.group(6)),
+                     timeout=int(req.group(7)))
+    if st:
+        kinds["non2xx"] = sum(int(st.group(i)) for i in (2, 3, 4))
+    lat = None
+    if mean:
+        lat = float(mean.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[mean.group(2)]
+    ok = int(req.group(4)) if req else 0
+    # over TLS h2load says what ALPN chose; anything but h2 is no HTTP/2
+    proto = re.search(r"Application protocol: (\S+)", out)
+    if proto and proto.group(1) != "h2":
+        ok = 0
+    return {"rps": float(rps.group(1)) if rps and ok else 0.0, "p99": None, "mean": lat,
+            "errors": sum(kinds.values()), "requests": ok, "error_kinds": kinds}
+
+
+def client_summary(out, n=2):
+    """The lines of a load generator's output that say why nothing passed."""
+    keep = [l.strip() for l in out.splitlines()
+            if re.search(r"error|fail|refused|reset|timed out|requests:|status codes|"
+                         r"Socket errors|Non-2xx|No protocol|Application protocol", l, re.I)]
+    keep = list(dict.fromkeys(keep))
+    return " | ".join(keep[:n]) or (out.strip().splitlines() or ["no output"])[-1]
+
+
 def parse_wrk(out):
     """wrk's summary: req/s, p99 in ms (or None), errors, requests, and the
     error counts by kind."""
@@ -262,24 +336,44 @@ def start_origin(work):
     port = free_port()
     with open(os.path.join(HERE, "nginx.conf.in")) as f:
         tls_port = free_port()
+        h2c_port = free_port()
         conf = (f.read().replace("@WORK@", work).replace("@ORIGIN_PORT@", str(port))
-                .replace("@ORIGIN_TLS_PORT@", str(tls_port)).replace("@CERTS@", CERTS))
+                .replace("@ORIGIN_TLS_PORT@", str(tls_port))
+                .replace("@ORIGIN_H2C_PORT@", str(h2c_port)).replace("@CERTS@", CERTS))
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(conf)
     nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-e",
                               os.path.join(work, "nginx-error.log")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not wait_port(port) or not wait_port(tls_port):
+    if not wait_port(port) or not wait_port(tls_port) or not wait_port(h2c_port):
         stop(nginx)
         sys.exit("nginx did not start")
     os.environ["BENCH_ORIGIN_TLS_PORT"] = str(tls_port)
+    os.environ["BENCH_ORIGIN_H2C_PORT"] = str(h2c_port)
     return nginx, port
 
 
+class SideFailed(Exception):
+    """A side cannot run the scenario; the message says why."""
+
+
+def log_tail(work, label, n=3):
+    try:
+        with open(os.path.join(work, label + ".log")) as f:
+            lines = [l.strip() for l in f if l.strip()]
+    except OSError:
+        return "no log"
+    alerts = [l for l in lines if "ALERT" in l or "rror" in l]
+    return " | ".join((alerts or lines)[:n]) or "empty log"
+
+
 def start_side(a, side, scen, work, origin_port, extra_env=None):
-    """Starts one proxy on a fresh port; returns (process, frontend port)."""
+    """Starts one proxy on a fresh port; returns (process, frontend port).
+    Raises SideFailed when it does not start (with its first alerts)."""
     label, program, side_env = side
     fe_port = free_port()
+    if scen.get("origin") == "h2c":
+        origin_port = int(os.environ["BENCH_ORIGIN_H2C_PORT"])
     env = dict(os.environ, BENCH_WORK=work, BENCH_NAME=label,
                BENCH_FE_PORT=str(fe_port), BENCH_ORIGIN_PORT=str(origin_port),
                BENCH_SRV_OPTS=scen["srv"])
@@ -290,18 +384,31 @@ def start_side(a, side, scen, work, origin_port, extra_env=None):
     p = run_proxy(label, program, binary, os.path.join(HERE, scen["cfg"]), env, work)
     if not wait_port(fe_port):
         stop(p)
-        sys.exit("%s did not start (see %s/%s.log)" % (label, work, label))
+        raise SideFailed("did not start: " + log_tail(work, label))
     return p, fe_port
 
 
 def wrk_cmd(a, scen, fe_port, conns=None, duration=None):
+    if scen["streams"]:
+        # h2c by prior knowledge for http://, ALPN h2 for https://
+        # over TLS, offer h2 alone: h2load's default ALPN list ends with
+        # http/1.1, and a proxy without HTTP/2 would be measured in HTTP/1.1
+        return ["h2load", "-t2", "-c%d" % (conns or scen["conns"]),
+                "-m%d" % scen["streams"], "-D", "%d" % (duration or a.duration),
+                "--npn-list=h2",
+                "%s://127.0.0.1:%d/" % (scen["scheme"], fe_port)]
     return (["wrk"] + scen["wrk"] + ["-t2", "-c%d" % (conns or scen["conns"]),
                                      "-d%ds" % (duration or a.duration), "--latency",
                                      "%s://127.0.0.1:%d/" % (scen["scheme"], fe_port)])
 
 
 def run_wrk(cmd, duration):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60).stdout
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
+        return (out or "") + "\n%s: timed out\n" % cmd[0]
+    return r.stdout + r.stderr
 
 
 # ---- the stats socket and the process, seen from outside ----
@@ -416,8 +523,14 @@ def run_round(a, side, scen, work, origin_port):
             sample_queue(work, side[0], origin_port)))
         timer.start()
     cpu0, m0 = cpu_ms(p.pid), cpu_times()
-    res = parse_wrk(run_wrk(wrk_cmd(a, scen, fe_port), a.duration))
+    out = run_wrk(wrk_cmd(a, scen, fe_port), a.duration)
+    res = (parse_h2load if scen["streams"] else parse_wrk)(out)
     cpu, m1 = cpu_ms(p.pid) - cpu0, cpu_times()
+    if not res["requests"] or not res["rps"]:
+        if timer:
+            timer.cancel()
+        stop(p)
+        raise SideFailed("no request succeeded: " + client_summary(out))
     # a virtual machine's CPUs may be taken by the host: a round with much
     # stolen time measures the neighbours, not the proxy
     res["idle_pct"], res["steal_pct"] = machine_share(m0, m1)
@@ -475,6 +588,37 @@ def print_probe(label, probe, requests):
         print("    " + line.rstrip())
 
 
+def report_failed(name, scen, res, failed):
+    """A scenario that one side (or both) could not run: the other side's
+    figures alone, and why."""
+    print("%s — %s" % (name, scen["desc"]))
+    for label, _, _ in scen["sides"]:
+        if label in failed:
+            print("  %-15s: FAILED after %d good round(s): %s" %
+                  (label, len(res[label]), failed[label]))
+            continue
+        r = res[label]
+        print("  %-15s: median %9.0f req/s, %s, errors %d; rounds: %s" %
+              (label, statistics.median(x["rps"] for x in r), latency(r),
+               sum(x["errors"] for x in r), " ".join("%.0f" % x["rps"] for x in r)))
+        print("  %-15s  proxy CPU per request: median %.1f us" %
+              ("", statistics.median(x["cpu_us"] for x in r)))
+        samples = [x["sample"] for x in r if x["sample"]]
+        if samples:
+            print("  %-15s  mid-round (median of rounds): queued %d, served %d, "
+                  "server connections %d" % ("", *(statistics.median(s[k] for s in samples)
+                                                   for k in ("qcur", "served", "srv_conns"))))
+    print("  no comparison: a side failed")
+
+
+def latency(rounds):
+    """p99 from wrk, or h2load's mean time per request (it gives no p99)."""
+    if rounds and rounds[0].get("mean") is not None:
+        return "mean latency %8.2f ms" % statistics.median(r["mean"] for r in rounds)
+    p99 = [r["p99"] if r["p99"] is not None else float("nan") for r in rounds]
+    return "p99 %8.2f ms" % statistics.median(p99)
+
+
 def report(name, scen, res):
     (la, _, _), (lb, _, _) = scen["sides"]
     rps = {l: [r["rps"] for r in res[l]] for l in (la, lb)}
@@ -482,9 +626,8 @@ def report(name, scen, res):
     diff, hw = welch(rps[la], rps[lb])
     print("%s — %s" % (name, scen["desc"]))
     for l in (la, lb):
-        p99 = [r["p99"] if r["p99"] is not None else float("nan") for r in res[l]]
-        print("  %-15s: median %9.0f req/s, p99 %8.2f ms, errors %d; rounds: %s" %
-              (l, statistics.median(rps[l]), statistics.median(p99),
+        print("  %-15s: median %9.0f req/s, %s, errors %d; rounds: %s" %
+              (l, statistics.median(rps[l]), latency(res[l]),
                sum(r["errors"] for r in res[l]), " ".join("%.0f" % x for x in rps[l])))
         print("  %-15s  proxy CPU per request: median %.1f us; rounds: %s" %
               ("", statistics.median(r["cpu_us"] for r in res[l]),
@@ -513,10 +656,20 @@ def report(name, scen, res):
 def run_ab(a, name, scen, work, origin_port):
     sides = scen["sides"]
     res = {s[0]: [] for s in sides}
+    failed = {}
     for r in range(a.rounds):
         order = sides if r % 2 == 0 else sides[::-1]
         for side in order:
-            res[side[0]].append(run_round(a, side, scen, work, origin_port))
+            if side[0] in failed:
+                continue
+            try:
+                res[side[0]].append(run_round(a, side, scen, work, origin_port))
+            except SideFailed as e:
+                # the other side still runs its rounds
+                failed[side[0]] = str(e)
+    if failed:
+        report_failed(name, scen, res, failed)
+        return res
     report(name, scen, res)
     if a.perf:
         for side in sides:
@@ -658,7 +811,11 @@ def run_flood(a, name, scen, work, origin_port):
            " ".join(scen["wrk"])))
     res = {}
     for side in scen["sides"]:
-        res[side[0]] = run_flood_side(a, side, scen, work, origin_port)
+        try:
+            res[side[0]] = run_flood_side(a, side, scen, work, origin_port)
+        except SideFailed as e:
+            print("  %s: FAILED: %s" % (side[0], e))
+            continue
         report_flood_side(side[0], res[side[0]])
     return res
 
@@ -712,8 +869,13 @@ def print_machine(a):
           (os.cpu_count(), cpu, mem, os.uname().release,
            " ".join("%.2f" % x for x in os.getloadavg())))
     for name, cmd in (("haproxy", [a.haproxy, "-v"]), ("sluice", [a.sluice, "-v"]),
-                      ("nginx", ["nginx", "-v"]), ("wrk", ["wrk", "-v"])):
-        r = subprocess.run(cmd, capture_output=True, text=True)
+                      ("nginx", ["nginx", "-v"]), ("wrk", ["wrk", "-v"]),
+                      ("h2load", ["h2load", "--version"])):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError:
+            print("%-8s not found" % (name + ":"))
+            continue
         first = (r.stdout + r.stderr).strip().splitlines()
         print("%-8s %s" % (name + ":", first[0] if first else "?"))
     print("descriptors: ulimit -n %d (hard %d)" % resource.getrlimit(resource.RLIMIT_NOFILE))
@@ -722,7 +884,10 @@ def print_machine(a):
 
 def main():
     a = parse_args()
-    for tool in ("nginx", "wrk", "ss") + (("perf",) if a.perf else ()):
+    tools = ["nginx", "wrk", "ss"] + (["perf"] if a.perf else [])
+    if any(SCENARIOS[n]["streams"] for n in a.names):
+        tools.append("h2load")
+    for tool in tools:
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             sys.exit("missing %s: run 'make bench-deps'" % tool)
     raise_fd_limit()

@@ -70,6 +70,33 @@ for t in tests/stress/test_*.sh; do
 	fi
 done
 
+# HTTP/2 conformance: h2spec (installed by `make deps`) against an h2c and a
+# TLS listener. Skipped, with the reason, until sluice accepts HTTP/2
+# listeners, or when h2spec could not be installed.
+h2skip=0
+if [ -z "${NO_H2SPEC:-}" ]; then
+	if ! "$top/sluice" -c -f reg-tests/h2/probe.cfg >/dev/null 2>&1; then
+		echo "h2spec: skipped: sluice refuses HTTP/2 listeners (reg-tests/h2/probe.cfg)"
+		h2skip=1
+	else
+		sh tests/compat/h2spec-proxy.sh "$top/sluice" >/tmp/sluice-h2spec.$$ 2>&1
+		r=$?
+		if [ $r -eq 77 ]; then
+			cat /tmp/sluice-h2spec.$$
+			h2skip=1
+		elif [ $r -eq 0 ]; then
+			grep -E '^(== |h2spec)' /tmp/sluice-h2spec.$$
+			passed=$((passed + 1))
+		else
+			grep -E '^(== |h2spec|FAIL|    )' /tmp/sluice-h2spec.$$ | head -n 80
+			failed=$((failed + 1))
+			failures="$failures h2spec"
+		fi
+		rm -f /tmp/sluice-h2spec.$$
+	fi
+fi
+[ $h2skip -eq 1 ] && skipped=1
+
 vtcs=${REGTESTS:-$(find reg-tests -name '*.vtc' | sort)}
 if [ -n "$vtcs" ]; then
 	out=$(mktemp)
@@ -82,7 +109,7 @@ if [ -n "$vtcs" ]; then
 	[ "$f" -gt 0 ] && grep -E '^(---|\*\*\*\*|\*\*\*|\*\*) ' "$out" | grep -vE 'debug\|' | tail -n 60
 	passed=$((passed + p))
 	failed=$((failed + f))
-	skipped=$s
+	skipped=$((s + h2skip))
 	rm -f "$out"
 fi
 
