@@ -496,7 +496,13 @@ int h1m_snd_body(struct h1m *m, struct buffer *chan, int eom, const char *tlr, s
 		int p = 0;
 
 		if (m->tx.data) {
-			int r = h1m_flush(m);
+			int r;
+
+			/* a head (or framing) waits: the payload joins it, so
+			 * that both leave in one send */
+			if (chan->data && !m->tx_done && put_payload(m, chan))
+				p = 1;
+			r = h1m_flush(m);
 
 			if (r < 0)
 				return -1;
