@@ -417,10 +417,6 @@ static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 			                      NGHTTP2_NO_ERROR, NULL, 0);
 		}
 		break;
-	case NGHTTP2_PRIORITY:
-		c->cnt.priorities++;
-		glitch(c);
-		break;
 	case NGHTTP2_WINDOW_UPDATE:
 		c->cnt.window_updates++;
 		if (--c->wu_budget < 0)
@@ -443,8 +439,21 @@ static int cb_invalid_frame(nghttp2_session *ng, const nghttp2_frame *f, int lib
 		refused(c);   /* over our SETTINGS_MAX_CONCURRENT_STREAMS */
 		return 0;
 	}
-	if (f->hd.type == NGHTTP2_HEADERS)
+	if (f->hd.type == NGHTTP2_HEADERS) {
+		struct h2c_stream *s = stream_of(c, f->hd.stream_id);
+
 		c->cnt.malformed++;
+		/* nghttp2 resets the stream without closing it here: forget
+		 * it now, telling the owner if it knew it (bad trailers) */
+		if (s) {
+			void *sctx = s->sctx;
+			int notified = s->flags & H2S_F_NOTIFIED;
+
+			stream_forget(c, s);
+			if (notified)
+				c->ops->reset(c->owner, sctx, NGHTTP2_PROTOCOL_ERROR);
+		}
+	}
 	glitch(c);
 	return 0;
 }
@@ -455,6 +464,12 @@ static int cb_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
 
 	if (hd->type == NGHTTP2_CONTINUATION)
 		c->cnt.continuations++;
+	/* counted here: with SETTINGS_NO_RFC7540_PRIORITIES, nghttp2 drops
+	 * PRIORITY frames without a callback, but they still cost parsing */
+	if (hd->type == NGHTTP2_PRIORITY) {
+		c->cnt.priorities++;
+		glitch(c);
+	}
 	return 0;
 }
 
@@ -771,19 +786,27 @@ ssize_t h2c_recv(struct h2c *c, const char *p, size_t len)
 		h2c_fatal(c, (int)rv);
 		return -1;
 	}
-	/* a connection error: ours (a protection) or nghttp2's, whose GOAWAY
-	 * is queued and after which nothing is read */
-	if (c->dying ||
-	    (!nghttp2_session_want_read(c->ng) && !c->peer_goaway && !c->shutdown)) {
-		uint32_t err = c->dying ? c->calm_err : h2c_err_of(c->last_lib_err);
-
-		if (!c->dying)
-			c->cnt.calm_cause = H2C_CAUSE_PROTOCOL;
-		c->dying = 1;
-		streams_fail_all(c, err);
+	/* one of our protections ended the connection: its GOAWAY is queued */
+	if (c->dying) {
+		streams_fail_all(c, c->calm_err);
 		return -1;
 	}
 	return rv;
+}
+
+/* A connection error nghttp2 decided by itself (a protocol violation, an
+ * HPACK error) only shows once its GOAWAY is out: nghttp2 no longer wants
+ * to read although nobody asked for the end. The streams hear of it now. */
+static void h2c_check_closed(struct h2c *c)
+{
+	if (c->fatal || c->dying || c->peer_goaway || c->shutdown ||
+	    nghttp2_session_want_read(c->ng))
+		return;
+	c->dying = 1;
+	if (!c->cnt.calm_cause)
+		c->cnt.calm_cause = H2C_CAUSE_PROTOCOL;
+	streams_fail_all(c, c->cnt.goaway_sent ? c->cnt.goaway_err :
+	                 h2c_err_of(c->last_lib_err));
 }
 
 /* Copies what fits of <src>/<*len> to <out>; returns the bytes copied. */
@@ -822,8 +845,10 @@ ssize_t h2c_send(struct h2c *c, char *out, size_t room)
 				h2c_fatal(c, (int)n);
 				continue;
 			}
-			if (n == 0)
+			if (n == 0) {
+				h2c_check_closed(c);
 				break;
+			}
 			c->pend = data;
 			c->pend_len = (size_t)n;
 		}

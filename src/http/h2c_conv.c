@@ -309,12 +309,15 @@ static void head_append(struct http_msg *msg, struct ist name, struct ist value)
 	msg->nhdrs++;
 }
 
-/* RFC 9113 section 8.2.3: the crumbs become one field, "; " between them. */
-static int head_merge_cookies(struct h2c_head *hd, struct http_msg *msg)
+/* RFC 9113 section 8.2.3: the crumbs become one field, "; " between them,
+ * in <out> (ptr NULL when there is nothing to merge). Before head_fields()
+ * packs the fields over them. */
+static int head_merge_cookies(struct h2c_head *hd, struct ist *out)
 {
 	char *start = hd->arena + hd->arena_used;
 	int i, first = 1;
 
+	*out = mk_ist(NULL, 0);
 	if (hd->ncookies < 2)
 		return H2C_HEAD_OK;
 	for (i = 0; i < hd->nfields; i++) {
@@ -326,7 +329,7 @@ static int head_merge_cookies(struct h2c_head *hd, struct http_msg *msg)
 			return H2C_HEAD_NOMEM;
 		first = 0;
 	}
-	head_append(msg, IST("cookie"), mk_ist(start, (size_t)(hd->arena + hd->arena_used - start)));
+	*out = mk_ist(start, (size_t)(hd->arena + hd->arena_used - start));
 	return H2C_HEAD_OK;
 }
 
@@ -427,10 +430,13 @@ static int head_ext_connect(struct h2c_head *hd, struct http_msg *msg, struct h2
 static int head_request(struct h2c_head *hd, struct h2c_stream *s, int end_stream,
                         struct http_msg *msg)
 {
-	struct ist host;
+	struct ist host, cookie;
 	int rc, nhost, i;
 
 	rc = head_request_line(hd, msg, &host);
+	if (rc)
+		return rc;
+	rc = head_merge_cookies(hd, &cookie);
 	if (rc)
 		return rc;
 	rc = head_fields(hd, msg, host.ptr != NULL, &nhost);
@@ -454,9 +460,8 @@ static int head_request(struct h2c_head *hd, struct h2c_stream *s, int end_strea
 		if (rc)
 			return rc;
 	}
-	rc = head_merge_cookies(hd, msg);
-	if (rc)
-		return rc;
+	if (cookie.ptr)
+		head_append(msg, IST("cookie"), cookie);
 	if (end_stream || msg->meth == HTTP_METH_CONNECT) {
 		if (end_stream && (msg->flags & HTTP_F_HAS_CL) && msg->content_length)
 			return H2C_HEAD_MALFORMED;
@@ -498,7 +503,7 @@ static int head_ws_switch(struct h2c_head *hd, struct http_msg *msg, struct h2c_
 static int head_response(struct h2c_head *hd, struct h2c_stream *s, int end_stream,
                          struct http_msg *msg)
 {
-	struct ist st = hd->pseudo[H2P_STATUS];
+	struct ist st = hd->pseudo[H2P_STATUS], cookie;
 	int rc, nhost;
 
 	if (st.len != 3 || st.ptr[0] < '1' || st.ptr[0] > '9' || st.ptr[1] < '0' ||
@@ -507,12 +512,14 @@ static int head_response(struct h2c_head *hd, struct h2c_stream *s, int end_stre
 	msg->status = (st.ptr[0] - '0') * 100 + (st.ptr[1] - '0') * 10 + (st.ptr[2] - '0');
 	msg->meth = s->meth;
 	msg->reason = mk_ist("", 0);
+	rc = head_merge_cookies(hd, &cookie);
+	if (rc)
+		return rc;
 	rc = head_fields(hd, msg, 0, &nhost);
 	if (rc)
 		return rc;
-	rc = head_merge_cookies(hd, msg);
-	if (rc)
-		return rc;
+	if (cookie.ptr)
+		head_append(msg, IST("cookie"), cookie);
 	if (msg->status < 200 || msg->status == 204 || msg->status == 304 ||
 	    s->meth == HTTP_METH_HEAD) {
 		msg->flags |= HTTP_F_BODYLESS;
