@@ -198,15 +198,19 @@ struct h2c *h2c_new(int server_role, const struct h2c_settings *set,
  * forgotten its streams (or is about to). */
 void h2c_free(struct h2c *c);
 
-/* Wire bytes in. Returns <len> (all taken) or < 0 for a connection error:
- * a GOAWAY is then queued (send it with h2c_send(), then close) and every
- * stream got its reset(). Work is bounded by <len>: the caller passes at
- * most one buffer. */
+/* Wire bytes in. Returns <len> (all taken) or < 0 for a connection error
+ * found by h2c (a protection, a flood, a bad preface): a GOAWAY is then
+ * queued (send it with h2c_send(), then close) and every stream got its
+ * reset(). A protocol error nghttp2 finds by itself (an HPACK error, a
+ * frame where none may be) is only known once its GOAWAY is out: the
+ * streams get their reset() from h2c_send(), and h2c_want_read() turns 0.
+ * Work is bounded by <len>: the caller passes at most one buffer. */
 ssize_t h2c_recv(struct h2c *c, const char *p, size_t len);
 
 /* Wire bytes out, at most <room>: what does not fit is kept for the next
- * call. Returns the bytes written (0: nothing to send), < 0 on an error
- * (the connection is unusable: close it). May call data_out(). */
+ * call. Returns the bytes written (0: nothing to send). May call
+ * data_out(), and reset() when the connection turns out to be over (see
+ * h2c_recv()). */
 ssize_t h2c_send(struct h2c *c, char *out, size_t room);
 
 /* Whether h2c_send() has bytes to give / h2c_recv() wants bytes. Both 0:
