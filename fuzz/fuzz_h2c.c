@@ -12,6 +12,10 @@
  *   bit 5     the owner holds its bodies (data_out says "none yet") and
  *             resumes them after each slice
  *   bit 6     the owner calls h2c_shutdown() half way
+ *   bit 7     the owner drops every other stream after its first head
+ *             (h2c_reset_stream() or h2c_detach())
+ * In client role, the websocket request is submitted again after the
+ * first slice, once the server's SETTINGS may have allowed RFC 8441.
  * The owner accepts every stream, answers each complete request with a
  * small response (or a 101 to a websocket request, which must be refused
  * unless it was an extended CONNECT), consumes what it gets, and checks
@@ -37,6 +41,8 @@ struct fz_owner {
 	struct h2c *c;
 	struct fz_stream *all;
 	int hold;
+	int drop;
+	unsigned int nheads;
 };
 
 static struct fz_stream *fz_new(struct fz_owner *o, int32_t sid)
@@ -102,6 +108,14 @@ static int fz_head(void *owner, void *sctx, const struct http_msg *m, int is_tra
 		assert(m->flags & HTTP_F_XFER_LEN);
 		if (!s->answered)
 			fz_answer(o, s, m);
+	}
+	if (o->drop && (++o->nheads & 1)) {
+		/* the stream is the owner's no more: no callback may follow */
+		s->dead = 1;
+		if (o->nheads & 2)
+			h2c_detach(o->c, s->sid);
+		else
+			h2c_reset_stream(o->c, s->sid, H2C_CANCEL);
 	}
 	return 0;
 }
@@ -175,8 +189,9 @@ static void fz_resume_all(struct fz_owner *o)
 			h2c_resume(o->c, s->sid);
 }
 
-/* Client role: a few requests before the server's bytes come. */
-static void fz_requests(struct fz_owner *o)
+/* Client role: a few requests before the server's bytes come (<ws_only>:
+ * the websocket one alone). */
+static void fz_requests(struct fz_owner *o, int ws_only)
 {
 	struct http_hdr h[4] = {
 		{ { "Host", 4 }, { "a.example", 9 } },
@@ -195,6 +210,8 @@ static void fz_requests(struct fz_owner *o)
 	m.method = (struct ist){ "GET", 3 };
 	m.meth = HTTP_METH_GET;
 	m.uri = (struct ist){ "/", 1 };
+	if (ws_only)
+		goto ws;
 	s = fz_new(o, 0);
 	sid = h2c_submit_request(o->c, &m, s, 1);
 	s->dead = sid < 0;
@@ -208,6 +225,7 @@ static void fz_requests(struct fz_owner *o)
 	s->dead = sid < 0;
 	s->sid = sid;
 
+ws:
 	m.method = (struct ist){ "GET", 3 };
 	m.meth = HTTP_METH_GET;
 	m.uri = (struct ist){ "/ws", 3 };
@@ -245,8 +263,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	o.c = h2c_new(server, &set, &fz_ops, &o);
 	if (!o.c)
 		return 0;
+	o.drop = mode >> 7;
 	if (!server)
-		fz_requests(&o);
+		fz_requests(&o, 0);
 	fz_drain(o.c);
 	if (mode & 2) {
 		if (server)
@@ -268,6 +287,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (o.hold)
 			fz_resume_all(&o);
 		fz_drain(o.c);
+		if (!server && off == n) {
+			fz_requests(&o, 1);
+			fz_drain(o.c);
+		}
 		if ((mode & 64) && off >= len / 2)
 			h2c_shutdown(o.c);
 		if (rc < 0) {

@@ -74,6 +74,8 @@ SEEDS = {
         frame(9, END_HEADERS, 1, block(*GET[2:])),
     "srv_hold_shutdown": b"\x62" + headers(1, GET) + headers(3, GET) +
         frame(6, ACK, 0, b"sluicega"),
+    "srv_drop_streams": b"\x82" + headers(1, GET) + headers(3, GET) + headers(5, GET) +
+        frame(0, END_STREAM, 3, b""),
     # client role, mode 1|2: the server's SETTINGS are prepended
     "cli_responses": b"\x03" + frame(4, ACK, 0) +
         headers(1, [(":status", "200"), ("content-length", "2")], es=False) +
