@@ -265,16 +265,35 @@ static int is_named_by_connection(const struct head_ctx *c, struct ist name)
 /* Heads                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* The request-target to write: a uri built from HTTP/2's :scheme,
+ * :authority and :path (HTTP_F_ABS_URI) goes in origin form, as HAProxy
+ * 2.6 sends it; the authority is in the Host field. */
+static struct ist w_target(const struct http_msg *m)
+{
+	const char *p, *end = m->uri.ptr + m->uri.len;
+
+	if (!(m->flags & HTTP_F_ABS_URI))
+		return m->uri;
+	p = memchr(m->uri.ptr, ':', m->uri.len);
+	if (!p || end - p < 3 || p[1] != '/' || p[2] != '/')
+		return m->uri;
+	for (p += 3; p < end && *p != '/'; p++)
+		;
+	return p < end ? mk_ist(p, (size_t)(end - p)) : IST("/");
+}
+
 static void w_start_line(struct writer *w, const struct http_msg *m, unsigned int flags)
 {
 	struct ist version = m->version;
 
-	if (version.len != 8 || (flags & H1O_F_VERSION_11))
+	/* anything but HTTP/1.x (an HTTP/2 message) goes as HTTP/1.1 */
+	if (version.len != 8 || memcmp(version.ptr, "HTTP/1.", 7) != 0 ||
+	    (flags & H1O_F_VERSION_11))
 		version = IST("HTTP/1.1");
 	if (m->is_request) {
 		w_ist(w, m->method);
 		W_LIT(w, " ");
-		w_ist(w, m->uri);
+		w_ist(w, w_target(m));
 		W_LIT(w, " ");
 		w_ist(w, version);
 	} else {

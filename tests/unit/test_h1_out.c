@@ -332,8 +332,43 @@ static void test_chunks(void)
 	CHECK(chunk_round_trip(data, 0, 1));
 }
 
+/* A head built from HTTP/2 (h2c.c): version HTTP/2.0 and an absolute uri
+ * made of :scheme, :authority and :path go out as HTTP/1.1 in origin form. */
+static void test_from_h2(void)
+{
+	struct http_hdr h[] = { { IST("host"), IST("a.example") } };
+	struct http_msg m = { 0 };
+	ssize_t n;
+
+	m.is_request = 1;
+	m.method = IST("GET");
+	m.meth = HTTP_METH_GET;
+	m.uri = IST("https://a.example/p?q");
+	m.version = IST("HTTP/2.0");
+	m.flags = HTTP_F_VER_11 | HTTP_F_ABS_URI | HTTP_F_BODYLESS | HTTP_F_XFER_LEN;
+	m.hdrs = h;
+	m.nhdrs = 1;
+	n = h1_out_head(&m, 0, out, sizeof(out) - 1);
+	CHECK(n > 0);
+	out[n > 0 ? n : 0] = 0;
+	CHECK_STR(out, "GET /p?q HTTP/1.1\r\nhost: a.example\r\n\r\n");
+	/* without the flag, an absolute uri stays as it is */
+	m.flags &= ~HTTP_F_ABS_URI;
+	n = h1_out_head(&m, 0, out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = 0;
+	CHECK_STR(out, "GET https://a.example/p?q HTTP/1.1\r\nhost: a.example\r\n\r\n");
+	m.is_request = 0;
+	m.status = 200;
+	m.reason = IST("");
+	m.nhdrs = 0;
+	n = h1_out_head(&m, 0, out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = 0;
+	CHECK_STR(out, "HTTP/1.1 200 \r\n\r\n");
+}
+
 int main(void)
 {
+	test_from_h2();
 	test_verbatim();
 	test_edited();
 	test_connection();

@@ -55,7 +55,9 @@
 #define H1O_F_VERSION_11   0x0200  /* write HTTP/1.1 whatever msg->version says */
 
 /* Writes the head of <msg>: start line, live fields in order, final CRLF.
- * An empty msg->version (a message built from HTTP/2) is written HTTP/1.1.
+ * A msg->version other than HTTP/1.x (empty, or "HTTP/2.0" for a message
+ * built from HTTP/2) is written HTTP/1.1, and an HTTP_F_ABS_URI uri in
+ * origin form (its path and query).
  * Returns the head length or H1_OUT_NOROOM. */
 ssize_t h1_out_head(const struct http_msg *msg, unsigned int flags, char *out, size_t room);
 

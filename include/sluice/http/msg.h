@@ -50,6 +50,11 @@ enum http_meth {
 #define HTTP_F_TUNNEL        0x2000  /* response: 2xx to CONNECT or 101, the connection
                                       * leaves HTTP after this head (101 only if
                                       * the request asked for an upgrade) */
+#define HTTP_F_ABS_URI       0x4000  /* request from HTTP/2: uri is the absolute form
+                                      * built from :scheme, :authority and :path
+                                      * (what url/path/base fetch, as HAProxy
+                                      * 2.6); an HTTP/1 serialiser writes the
+                                      * origin form (path and query) */
 
 /* Body rules, in the order a mux should test them:
  *  BODYLESS            no body at all, whatever CL/TE say (content_length is
@@ -57,7 +62,9 @@ enum http_meth {
  *  CHUNKED             chunked body (XFER_LEN set, see h1_chunk_feed());
  *  HAS_CL              exactly content_length bytes (XFER_LEN set);
  *  none of them        response body delimited by the connection close
- *                      (XFER_LEN clear). Requests always have XFER_LEN. */
+ *                      (XFER_LEN clear). Requests always have XFER_LEN;
+ *                      from HTTP/2, XFER_LEN alone means the body ends with
+ *                      the stream (END_STREAM): an HTTP/1 side chunks it. */
 
 /* A field whose name is empty was deleted by an edit and keeps its slot
  * (msgedit.h, http_hdr_is_deleted()): every reader of hdrs[] skips it. */
