@@ -875,3 +875,44 @@ int http_set_status(struct http_edit *e, int status, struct ist reason)
 	e->flags |= HTTP_EDIT_F_START_LINE;
 	return 0;
 }
+
+/* Appends <v> to area[*used..size) and points <out> at the copy. */
+static int copy_ist(struct ist v, char *area, size_t size, size_t *used, struct ist *out)
+{
+	if (v.len > size - *used)
+		return -1;
+	if (v.len)
+		memcpy(area + *used, v.ptr, v.len);
+	out->ptr = area + *used;
+	out->len = v.len;
+	*used += v.len;
+	return 0;
+}
+
+ssize_t http_msg_copy(struct http_msg *dst, const struct http_msg *src, char *area, size_t size)
+{
+	struct http_hdr *hdrs = dst->hdrs;
+	int maxhdrs = dst->maxhdrs, n = 0;
+	size_t used = 0;
+
+	*dst = *src;
+	dst->hdrs = hdrs;
+	dst->maxhdrs = maxhdrs;
+	if (copy_ist(src->method, area, size, &used, &dst->method) < 0 ||
+	    copy_ist(src->uri, area, size, &used, &dst->uri) < 0 ||
+	    copy_ist(src->reason, area, size, &used, &dst->reason) < 0 ||
+	    copy_ist(src->version, area, size, &used, &dst->version) < 0)
+		return -1;
+	for (int i = 0; i < src->nhdrs; i++) {
+		if (!src->hdrs[i].name.len)
+			continue;   /* deleted */
+		if (n >= maxhdrs ||
+		    copy_ist(src->hdrs[i].name, area, size, &used, &hdrs[n].name) < 0 ||
+		    copy_ist(src->hdrs[i].value, area, size, &used, &hdrs[n].value) < 0)
+			return -1;
+		n++;
+	}
+	dst->nhdrs = n;
+	dst->head_len = used;
+	return (ssize_t)used;
+}

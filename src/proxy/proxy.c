@@ -880,7 +880,7 @@ static int bind_unsupported(const char *o)
 	static const char *const names[] = {
 		"tfo", "transparent",
 		"interface", "namespace", "defer-accept", "mss",
-		"proto", "quic-cc-algo", "process", "nice", NULL
+		"quic-cc-algo", "process", "nice", NULL
 	};
 
 	for (int i = 0; names[i]; i++)
@@ -898,6 +898,23 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 
 		if (strcmp(o, "accept-proxy") == 0) {
 			bc->accept_proxy = 1;
+			continue;
+		}
+		if (strcmp(o, "proto") == 0) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'proto' expects a multiplexer name ('h1' or 'h2').");
+				return -1;
+			}
+			i++;
+			if (strcmp(args[i], "h2") == 0) {
+				bc->proto = BIND_PROTO_H2;
+			} else if (strcmp(args[i], "h1") == 0) {
+				bc->proto = BIND_PROTO_H1;
+			} else {
+				snprintf(err, errlen, "'proto' : unknown protocol '%s' (sluice knows 'h1' "
+				         "and 'h2').", args[i]);
+				return -1;
+			}
 			continue;
 		}
 		if (strcmp(o, "v4v6") == 0 || strcmp(o, "v6only") == 0) {

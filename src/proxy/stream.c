@@ -39,6 +39,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
 #include <sluice/http/h1.h>
+#include <sluice/http/mux_h2.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
 #include <sluice/net/ssl_conf.h>
@@ -264,6 +265,69 @@ fail:
 	return -1;
 }
 
+struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct h2s *h,
+                             const struct http_msg *msg)
+{
+	struct stream *s = pool_zalloc(&pool_stream);
+	struct proxy *fe = l->fe;
+	int tid = th_ctx->tid;
+
+	if (!s)
+		return NULL;
+	s->task = task_new(stream_process, s, tid, TC_NORMAL, "stream");
+	if (!s->task || buf_alloc(&s->req) < 0 || buf_alloc(&s->res) < 0)
+		goto fail;
+	s->lst = l;
+	s->fe = fe;
+	s->h2s = h;
+	pendconn_init(&s->pend, s->task);
+	vars_init(&s->vars_sess, VAR_SCOPE_SESS);
+	vars_init(&s->vars_txn, VAR_SCOPE_TXN);
+	/* the connection's addresses and TLS session, no descriptor */
+	conn_init(&s->cli, s->task);
+	conn_init(&s->sc, s->task);
+	s->cli.src = cli->src;
+	s->cli.dst = *conn_dst((struct conn *)cli);
+	s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
+	s->cli.ssl = cli->ssl;
+	h1m_init(&s->cli_m, &s->cli, &s->bytes_in, &s->bytes_out);
+	h1m_init(&s->srv_m, &s->sc, NULL, NULL);
+	strcpy(s->term, "--");
+	s->Tw = s->Tc = -1;
+	s->accept_us = stream_wall_us();
+	s->accept_ms = th_ctx->now_ms;
+	s->accept_ns = sched_now_ns();
+	s->st = SST_ASSIGN;
+	if (http_stream_start(s) < 0)
+		goto fail;
+	s->http_flags |= SF_H2;
+	s->cli_exp = tick_add_ifset(th_ctx->now_ms, fe->timeout_client);
+	lock_take(&thr_streams[tid].lock);
+	list_append(&thr_streams[tid].head, &s->list);
+	thr_streams[tid].count++;
+	lock_release(&thr_streams[tid].lock);
+	http_stream_h2_request(s, msg);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return s;
+fail:
+	if (s->txn)
+		http_stream_release(s);
+	buf_release(&s->req);
+	buf_release(&s->res);
+	if (s->task)
+		task_destroy(s->task);
+	s->cli.ssl = NULL;
+	pool_free(&pool_stream, s);
+	return NULL;
+}
+
+void stream_session_closed(struct listener *l, struct proxy *fe)
+{
+	atomic_fetch_sub(&fe->feconn, 1);
+	th_ctx->conns--;
+	listener_conn_closed(l);
+}
+
 /* ---- times ---- */
 
 /* The stream got a slot from the queue it waited in: its wait, from
@@ -363,10 +427,15 @@ void stream_free(struct stream *s)
 	if (!(s->http_flags & SF_HTTP) && !s->hs_failed)
 		stream_log_end(s);
 	conn_close(&s->sc);
+	if (s->h2s) {
+		s->cli.ssl = NULL;   /* the HTTP/2 connection's */
+		h2s_detach(s->h2s);
+		s->h2s = NULL;
+	}
 	conn_close(&s->cli);
 
-	stream_account_bytes(s);
-	atomic_fetch_sub(&s->fe->feconn, 1);
+	if (!(s->http_flags & SF_CONN_GIVEN))
+		stream_account_bytes(s);
 	buf_release(&s->req);
 	buf_release(&s->res);
 	h1m_reset(&s->cli_m);
@@ -378,8 +447,11 @@ void stream_free(struct stream *s)
 	list_del_init(&s->list);
 	thr_streams[tid].count--;
 	lock_release(&thr_streams[tid].lock);
-	th_ctx->conns--;
-	listener_conn_closed(s->lst);
+	/* a stream of an HTTP/2 connection, or one that gave its connection
+	 * to one, is not the client connection: that one is counted until
+	 * the HTTP/2 connection ends */
+	if (!(s->http_flags & (SF_H2 | SF_CONN_GIVEN)))
+		stream_session_closed(s->lst, s->fe);
 	task_destroy(s->task);
 	pool_free(&pool_stream, s);
 }

@@ -46,6 +46,8 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
+#include <openssl/ssl.h>
+#include <sluice/http/mux_h2.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
@@ -166,6 +168,42 @@ static size_t max_head(const struct stream *s)
 	return (size_t)global.bufsize - HTTP_RESERVE;
 }
 
+/* ---- the client side's mux: HTTP/1 (s->cli_m) or an HTTP/2 stream ---- */
+
+int http_cli_rcv_body(struct stream *s, const char **why)
+{
+	if (s->h2s)
+		return h2s_rcv_body(s->h2s, &s->req);
+	return h1m_rcv_body(&s->cli_m, &s->req, why);
+}
+
+int http_cli_rx_done(const struct stream *s)
+{
+	return s->h2s ? h2s_rx_done(s->h2s) : h1m_rx_done(&s->cli_m);
+}
+
+/* A failed HTTP/2 stream shows on the stream's copy of the connection, as
+ * a reset connection would: every check of the HTTP/1 path applies. */
+static void cli_sync(struct stream *s)
+{
+	if (s->h2s && h2s_failed(s->h2s))
+		s->cli.flags |= CONN_F_ERROR | CONN_F_HUP;
+}
+
+static int cli_snd_head(struct stream *s, const struct http_msg *m, unsigned int fl, int interim)
+{
+	if (s->h2s)
+		return h2s_snd_head(s->h2s, m, interim);
+	return h1m_snd_head(&s->cli_m, m, fl, interim ? H1M_SND_INTERIM : 0);
+}
+
+/* Whether the response's end went to the client's mux (all of it: a
+ * bodyless head counts at once). */
+static int cli_tx_finished(const struct stream *s)
+{
+	return s->h2s ? h2s_tx_finished(s->h2s) : h1m_tx_finished(&s->cli_m);
+}
+
 /* Reads the client into its mux while a head is pending. Returns -1 on a
  * connection error. */
 static int read_client_head(struct stream *s)
@@ -181,11 +219,11 @@ static int read_request_body(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	const char *why = NULL;
-	int rc = h1m_rcv_body(&s->cli_m, &s->req, &why);
+	int rc = http_cli_rcv_body(s, &why);
 
 	if (rc < 0)
 		t->err_reason = why ? why : "invalid chunked request body";
-	if (h1m_rx_done(&s->cli_m))
+	if (http_cli_rx_done(s))
 		t->req_body.done = 1;
 	return rc;
 }
@@ -194,10 +232,11 @@ int http_read_client(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 
+	cli_sync(s);
 	if (t && t->req.head_len && !t->req_body.done) {
 		if (read_request_body(s) < 0)
 			return 0;   /* reported when the body is forwarded */
-	} else if (s->cli_m.rx.data < max_head(s)) {
+	} else if (!s->h2s && s->cli_m.rx.data < max_head(s)) {
 		h1m_read(&s->cli_m, max_head(s));
 	}
 	if (s->cli.flags & CONN_F_ERROR) {
@@ -282,6 +321,48 @@ static int http_wait_req_due(const struct stream *s)
 	       (s->http_exp && now_ms() >= s->http_exp);
 }
 
+/* The first request of a connection: HTTP/2 by the bind's `proto h2`, by
+ * ALPN, or by its preface on a clear HTTP listener takes the connection
+ * to the HTTP/2 mux, and this stream ends without a log line. Returns 1
+ * when the stream is done (taken over, or waiting for more bytes to
+ * tell). */
+static int http_h2_detect(struct stream *s)
+{
+	const unsigned char *alpn = NULL;
+	unsigned int alpn_len = 0;
+	int h2 = s->lst->bc->proto == BIND_PROTO_H2;
+
+	if (s->lst->bc->proto == BIND_PROTO_H1)
+		return 0;
+	if (!h2 && s->cli.ssl) {
+		SSL_get0_alpn_selected(s->cli.ssl, &alpn, &alpn_len);
+		h2 = alpn_len == 2 && !memcmp(alpn, "h2", 2);
+	}
+	if (!h2 && !s->cli.ssl) {
+		int m;
+
+		h1m_read(&s->cli_m, max_head(s));
+		if (!s->cli_m.rx.data)
+			return 0;
+		m = h2_preface_match(buf_head(&s->cli_m.rx), s->cli_m.rx.data);
+		if (m < 0 || (!m && (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))))
+			return 0;
+		if (!m)
+			return 1;   /* a beginning of the preface: wait for the rest */
+		h2 = 1;
+	}
+	if (!h2)
+		return 0;
+	s->txn->flags |= TX_F_LOGGED;
+	if (h2_front_takeover(s) < 0) {
+		s->st = SST_CLOSED;
+		return 1;
+	}
+	s->http_flags |= SF_CONN_GIVEN;
+	s->st = SST_CLOSED;
+	return 1;
+}
+
 static void http_wait_req_run(struct stream *s)
 {
 	struct http_txn *t = s->txn;
@@ -291,6 +372,8 @@ static void http_wait_req_run(struct stream *s)
 	int failed;
 
 	check_kept_server_conn(s);
+	if (!s->txn_count && http_h2_detect(s))
+		return;
 	s->req.head = s->req.data = 0;   /* a request head goes in empty */
 	r = h1m_rcv_head(&s->cli_m, &s->req, 1, HTTP_METH_OTHER, max_head(s),
 	                 H1_O_BARE_LF | H1_O_HOST_OPTIONAL | H1_O_ANY_VERSION |
@@ -651,14 +734,14 @@ static int response_parsed(struct stream *s)
 	} else {
 		fl |= H1O_F_CONN_SCRUB;
 	}
-	if (h1m_snd_head(&s->cli_m, m, fl, 0) < 0) {
+	if (cli_snd_head(s, m, fl, 0) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_rewrites);
 		return -1;
 	}
 	buf_consume(&s->res, m->head_len);
 	m->head_len = 0;
 	t->flags |= TX_F_RES_GONE;
-	if (h1m_tx_finished(&s->cli_m) || s->cli_m.tx_done) {
+	if (s->h2s ? h2s_tx_finished(s->h2s) : (h1m_tx_finished(&s->cli_m) || s->cli_m.tx_done)) {
 		/* bodyless (HEAD, 204, 304): a local reply's body stays here */
 		s->res.head = s->res.data = 0;
 		if (!from_server)
@@ -734,7 +817,7 @@ static int xfer_response_head(struct stream *s)
 	if (r == H1_OK) {
 		if (t->res.status < 200 && t->res.status != 101) {
 			/* interim response: forwarded at once */
-			if (h1m_snd_head(&s->cli_m, &t->res, 0, H1M_SND_INTERIM) < 0)
+			if (cli_snd_head(s, &t->res, 0, 1) < 0)
 				return -1;
 			buf_consume(&s->res, t->res.head_len);
 			t->res.head_len = 0;
@@ -839,6 +922,16 @@ static int xfer_to_client(struct stream *s)
 
 	if (s->cli.flags & CONN_F_ERROR)
 		return 0;
+	if (s->h2s) {
+		/* the HTTP/2 connection pulls the payload (and wakes us) */
+		if (t->flags & TX_F_RES_GONE) {
+			t->flags |= TX_F_RES_STARTED;
+			h2s_snd_body(s->h2s, t->res_body.done,
+			             (t->flags & TX_F_REPLIED) ? NULL : s->srv_m.tlr,
+			             (t->flags & TX_F_REPLIED) ? 0 : s->srv_m.tlr_len);
+		}
+		return 0;
+	}
 	if (!(t->flags & TX_F_RES_GONE))
 		rc = h1m_flush(&s->cli_m);   /* 1xx heads */
 	else
@@ -856,7 +949,7 @@ static int xfer_to_client(struct stream *s)
 /* Whether nothing of the response waits to go to the client. */
 static int response_flushed(const struct stream *s)
 {
-	return !s->res.data && h1m_tx_empty(&s->cli_m);
+	return !s->res.data && (s->h2s || h1m_tx_empty(&s->cli_m));
 }
 
 static void txn_end(struct stream *s);
@@ -947,7 +1040,7 @@ static void http_xfer(struct stream *s)
 			return;
 		}
 		if ((t->flags & TX_F_RES_GONE) && t->res_body.done && response_flushed(s) &&
-		    h1m_tx_finished(&s->cli_m)) {
+		    cli_tx_finished(s)) {
 			/* the response ended before the request body (a server or
 			 * sluice answered early): what is left of the body must
 			 * never be read as a next request, nor the server
@@ -1045,6 +1138,13 @@ static void txn_end(struct stream *s)
 	http_server_conn_apply(s, plan);
 	s->be = NULL;
 	s->txn_count++;
+	if (s->h2s) {
+		/* one transaction per HTTP/2 stream */
+		txn_cleanup(t);
+		t->flags |= TX_F_LOGGED;
+		s->st = SST_CLOSED;
+		return;
+	}
 	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {
 		txn_cleanup(t);
 		t->flags |= TX_F_LOGGED;
@@ -1106,6 +1206,7 @@ static void http_tarpit(struct stream *s)
 }
 void http_stream_step(struct stream *s)
 {
+	cli_sync(s);
 	switch (s->st) {
 	case SST_HTTP_WAIT_REQ:
 		http_wait_req(s);
@@ -1179,3 +1280,26 @@ void http_stream_release(struct stream *s)
 	s->txn = NULL;
 }
 
+
+void http_stream_h2_request(struct stream *s, const struct http_msg *msg)
+{
+	struct http_txn *t = s->txn;
+	ssize_t n;
+
+	t->req_first_ms = now_ms();
+	http_txn_take_id(s);
+	s->req.head = 0;
+	n = http_msg_copy(&t->req, msg, s->req.area, s->req.size - HTTP_RESERVE);
+	if (n < 0) {
+		t->err_reason = "request head too large";
+		CNT_INC(s->fe->fe_cnt.failed_req);
+		CNT_INC(s->fe->fe_cnt.cum_req);
+		t->req.head_len = 0;
+		http_reply_start(s, 431, NULL, 'P', 'R');
+		return;
+	}
+	s->req.data = (size_t)n;
+	t->req.head_len = (size_t)n;
+	s->st = SST_HTTP_WAIT_REQ;
+	http_request_parsed(s);
+}

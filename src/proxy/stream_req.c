@@ -134,6 +134,10 @@ int http_request_emit(struct stream *s)
 		fl |= H1O_F_CONN_KA;
 	if (!(fl & H1O_F_TUNNEL) && (fl & H1O_F_CONN_CLOSE))
 		t->flags |= TX_F_SRV_CLOSE;
+	/* an HTTP/2 body without content-length ends with its stream: chunked
+	 * on HTTP/1 */
+	if (s->h2s && !(m->flags & (HTTP_F_HAS_CL | HTTP_F_CHUNKED | HTTP_F_BODYLESS)))
+		fl |= H1O_F_ADD_CHUNKED;
 	if (h1m_snd_head(&s->srv_m, m, fl, 0) < 0)
 		return -1;
 	if (s->be->retry_on & RETRY_ON_L7)
@@ -152,7 +156,7 @@ static void send_100_continue(struct stream *s)
 	if (!(t->req.flags & HTTP_F_EXPECT_100) || (t->flags & TX_F_CONT_SENT))
 		return;
 	t->flags |= TX_F_CONT_SENT;
-	if (conn_send_bytes(&s->cli, cont, sizeof(cont) - 1) > 0)
+	if (!s->h2s && conn_send_bytes(&s->cli, cont, sizeof(cont) - 1) > 0)
 		s->bytes_out += sizeof(cont) - 1;
 	http_hdr_del(&t->req_edit, IST("expect"), HTTP_MATCH_STR, NULL, NULL);
 }
@@ -395,11 +399,11 @@ static int request_precheck(struct stream *s)
 	if (!t->req_body.done) {
 		const char *why = NULL;
 
-		if (h1m_rcv_body(&s->cli_m, &s->req, &why) < 0) {
+		if (http_cli_rcv_body(s, &why) < 0) {
 			t->err_reason = why ? why : "invalid chunked request body";
 			return -1;
 		}
-		if (h1m_rx_done(&s->cli_m))
+		if (http_cli_rx_done(s))
 			t->req_body.done = 1;
 	}
 	return 0;
@@ -422,6 +426,7 @@ void http_request_parsed(struct stream *s)
 	http_hdr_del_conn_named(&t->req_edit, (m->flags & HTTP_F_UPGRADE) &&
 	                                      (m->flags & HTTP_F_CONN_UPGRADE));
 	http_body_init(&t->req_body, m, 1);
+	t->req_body.done = http_cli_rx_done(s);   /* the mux knows the framing */
 	CNT_INC(s->fe->fe_cnt.cum_req);
 	if (request_precheck(s) < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_req);

@@ -95,4 +95,10 @@ struct http_msg {
 	size_t head_len;             /* bytes of the head, final CRLF included */
 };
 
+/* Copies <src> (its live fields) into <dst>, every string into
+ * area[0..size): <dst> keeps its own hdrs/maxhdrs array. Returns the bytes
+ * of <area> used (also dst->head_len), or -1 when it does not fit. */
+#include <sys/types.h>
+ssize_t http_msg_copy(struct http_msg *dst, const struct http_msg *src, char *area, size_t size);
+
 #endif

@@ -124,7 +124,12 @@ struct bind_conf {
 	int cli_level;
 	int mode_perm;              /* `mode 600` for unix sockets, -1 if unset */
 	struct ssl_bind_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
+	int proto;                  /* BIND_PROTO_*: `proto h1|h2` */
 };
+
+#define BIND_PROTO_AUTO  0      /* HTTP/1, or HTTP/2 by ALPN or preface */
+#define BIND_PROTO_H1    1
+#define BIND_PROTO_H2    2
 
 struct acl_cond;
 struct lf_expr;

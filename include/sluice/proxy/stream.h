@@ -58,6 +58,10 @@ struct stream {
 	struct buffer res;         /* server -> client (HTTP: the message model) */
 	struct h1m cli_m;          /* HTTP: the client connection's mux */
 	struct h1m srv_m;          /* HTTP: the server connection's mux */
+	struct h2s *h2s;           /* a stream of an HTTP/2 connection: its HTTP/2
+	                            * stream (then cli is a copy of the
+	                            * connection's addresses, without descriptor,
+	                            * and cli_m is not used) */
 	enum stream_state st;
 	int retries_left;
 	int retries_done;
@@ -102,6 +106,9 @@ struct stream {
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
+#define SF_H2            0x0004   /* a stream of an HTTP/2 connection */
+#define SF_CONN_GIVEN    0x0002   /* its client connection went to an HTTP/2
+                                   * connection: no log, no accounting */
 
 
 
@@ -138,6 +145,17 @@ size_t stream_lf_render(struct stream *s, const struct lf_expr *e, char *out, si
 void stream_log_fields(struct stream *s, struct log_fields *f);
 
 int  stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
+
+struct h2s;
+struct http_msg;
+/* A stream for HTTP/2 stream <h> of client connection <cli> (accepted by
+ * <l>), its request head <msg> (copied): the analysis starts at once.
+ * NULL when memory is short. Owner thread. */
+struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct h2s *h,
+                             const struct http_msg *msg);
+/* A client connection that is not a stream's any more (an HTTP/2
+ * connection) ends: the frontend and listener counts. */
+void stream_session_closed(struct listener *l, struct proxy *fe);
 
 /* Queue priority (`set-priority-class`, `set-priority-offset`): values are
  * truncated to HAProxy's ranges, -2047..2047 and -524287..524287 ms, and

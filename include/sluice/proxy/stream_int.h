@@ -50,6 +50,14 @@ uint64_t http_stream_expiry(const struct stream *s);
  * started (503 for queue/connect failures...) and returns 1; 0 to let the
  * stream close. */
 int  http_stream_abort(struct stream *s, char a, char b);
+/* The client side's mux, HTTP/1 or HTTP/2: request payload into the
+ * request channel (1 progress, 0, -1 framing error), and whether the
+ * request is complete there. */
+int  http_cli_rcv_body(struct stream *s, const char **why);
+int  http_cli_rx_done(const struct stream *s);
+/* An HTTP/2 stream's request head <msg> (copied into the request channel),
+ * analysed at once. */
+void http_stream_h2_request(struct stream *s, const struct http_msg *msg);
 /* Reads the client while the stream waits for a server (queue, connect):
  * the request body into the request channel, or what follows into the
  * client's mux. Returns -1 if the client connection failed. */

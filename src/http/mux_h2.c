@@ -1,0 +1,501 @@
+/* The HTTP/2 mux on the client side (see mux_h2.h): a connection task that
+ * moves bytes between the socket and the h2c engine, and the HTTP/2
+ * streams that sluice streams read requests from and write responses to.
+ * Owner thread only.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/http/h2c.h>
+#include <sluice/http/mux_h2.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/conn.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stream.h>
+#include <sluice/proxy/stream_int.h>
+
+/* rounds of read/parse/write per run of the connection task: each reads at
+ * most one buffer, so a run is bounded whatever the client sends */
+#define H2F_ROUNDS  4
+/* most DATA payload a stream may hold before its sluice stream takes it:
+ * the default window a client may use before our SETTINGS (65535), and
+ * more than our own window (tune.bufsize) */
+#define H2S_RX_MAX  (65535 + 16384)
+
+struct h2f {
+	struct conn c;
+	struct task *task;
+	struct h2c *h2;
+	struct buffer rx, tx;
+	struct listener *lst;
+	struct proxy *fe;
+	struct list streams;        /* struct h2s, by list */
+	int nstreams;
+	uint64_t idle_exp;          /* no stream: timeout http-keep-alive / client */
+	int shut;                   /* GOAWAY queued: closing once it is out */
+};
+
+struct h2s {
+	struct list list;           /* in h2f->streams */
+	struct h2f *f;              /* NULL once the connection is gone */
+	int32_t sid;
+	struct stream *s;           /* NULL once the sluice stream is gone */
+	struct buffer rx;           /* DATA payload not in the channel yet */
+	int rx_eom;                 /* END_STREAM received */
+	int failed;                 /* reset, or the connection is gone */
+	int forgotten;              /* h2c forgot it (closed, reset) */
+	int tx_eom;                 /* the stream gave the end of the response */
+	int tx_done;                /* the end went to h2c */
+	char *tlr;                  /* response trailers, field lines (malloc) */
+	size_t tlr_len;
+};
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+int h2_preface_match(const char *p, size_t len)
+{
+	size_t n = len < H2_PREFACE_LEN ? len : H2_PREFACE_LEN;
+
+	if (memcmp(p, H2_PREFACE, n) != 0)
+		return -1;
+	return n == H2_PREFACE_LEN ? 1 : 0;
+}
+
+/* ---- streams ---- */
+
+static void h2s_wake(struct h2s *h)
+{
+	if (h->s)
+		task_wakeup(h->s->task, TASK_WOKEN_IO);
+}
+
+/* h2c no longer knows the stream: it leaves the connection's list. */
+static void h2s_unlink(struct h2s *h)
+{
+	if (h->f) {
+		list_del_init(&h->list);
+		h->f->nstreams--;
+		if (!h->f->nstreams)
+			h->f->idle_exp = tick_add_ifset(now_ms(), http_first_set(
+			        h->f->fe->timeout_http_keep_alive, h->f->fe->timeout_client));
+	}
+	h->forgotten = 1;
+}
+
+static void h2s_free(struct h2s *h)
+{
+	free(h->rx.area);
+	free(h->tlr);
+	free(h);
+}
+
+/* ---- h2c callbacks ---- */
+
+static void *cb_stream_new(void *owner, int32_t sid)
+{
+	struct h2f *f = owner;
+	struct h2s *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	h->f = f;
+	h->sid = sid;
+	list_append(&f->streams, &h->list);
+	f->nstreams++;
+	f->idle_exp = 0;
+	return h;
+}
+
+static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_trailers,
+                   int end_stream)
+{
+	struct h2f *f = owner;
+	struct h2s *h = sctx;
+
+	if (is_trailers) {
+		/* request trailers are not forwarded yet (see the note in
+		 * doc/architecture.md); the message ends with them */
+		if (end_stream)
+			h->rx_eom = 1;
+		h2s_wake(h);
+		return 0;
+	}
+	h->rx_eom = end_stream;
+	h->s = stream_new_h2(f->lst, &f->c, h, msg);
+	if (!h->s) {
+		/* h2c resets it and forgets it */
+		h2s_unlink(h);
+		h2s_free(h);
+		return -1;
+	}
+	return 0;
+}
+
+/* Makes room for <len> more bytes in h->rx. The stream window is one
+ * buffer, but a client may send the default 65535 bytes before it takes
+ * our SETTINGS into account: the heap block grows to what the windows
+ * allow (the connection window bounds the total). Returns 0 or -1. */
+static int rx_room(struct h2s *h, size_t len)
+{
+	size_t need;
+	char *n;
+
+	buf_realign(&h->rx);
+	if (h->rx.area && len <= buf_room(&h->rx))
+		return 0;
+	if (h->rx.head) {
+		memmove(h->rx.area, buf_head(&h->rx), h->rx.data);
+		h->rx.head = 0;
+	}
+	need = h->rx.data + len;
+	if (need > H2S_RX_MAX)
+		return -1;   /* beyond any window we opened */
+	if (need < (size_t)global.bufsize)
+		need = (size_t)global.bufsize;
+	n = realloc(h->rx.area, need);
+	if (!n)
+		return -1;
+	h->rx.area = n;
+	h->rx.size = need;
+	return 0;
+}
+
+static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_stream)
+{
+	struct h2s *h = sctx;
+
+	if (len) {
+		if (rx_room(h, len) < 0)
+			return -1;
+		memcpy(buf_tail(&h->rx), p, len);
+		h->rx.data += len;
+	}
+	if (end_stream)
+		h->rx_eom = 1;
+	h2s_wake(h);
+	return 0;
+}
+
+static void cb_reset(void *owner, void *sctx, uint32_t err)
+{
+	struct h2s *h = sctx;
+
+	h->failed = 1;
+	h2s_unlink(h);
+	h->f = NULL;
+	if (!h->s) {
+		h2s_free(h);
+		return;
+	}
+	h2s_wake(h);
+}
+
+static void cb_closed(void *owner, void *sctx)
+{
+	struct h2s *h = sctx;
+
+	h2s_unlink(h);
+	h->f = NULL;
+	if (!h->s)
+		h2s_free(h);
+}
+
+static ssize_t cb_data_out(void *owner, void *sctx, char *dst, size_t max, int *eom)
+{
+	struct h2s *h = sctx;
+	struct stream *s = h->s;
+	size_t n = 0;
+
+	if (!s) {
+		*eom = H2C_EOM_END;
+		return 0;
+	}
+	if (s->res.data) {
+		n = s->res.data < max ? s->res.data : max;
+		memcpy(dst, buf_head(&s->res), n);
+		buf_consume(&s->res, n);
+		s->bytes_out += n;
+		task_wakeup(s->task, TASK_WOKEN_IO);   /* room for more */
+	}
+	if (h->tx_eom && !s->res.data) {
+		*eom = H2C_EOM_END;
+		h->tx_done = 1;
+		task_wakeup(s->task, TASK_WOKEN_IO);
+	}
+	return (ssize_t)n;
+}
+
+static const struct h2c_ops h2f_ops = {
+	.stream_new = cb_stream_new,
+	.head = cb_head,
+	.data = cb_data,
+	.reset = cb_reset,
+	.closed = cb_closed,
+	.data_out = cb_data_out,
+};
+
+/* ---- the connection ---- */
+
+static void h2f_free(struct h2f *f)
+{
+	struct list *pos, *tmp;
+
+	/* the streams still running see their HTTP/2 stream fail */
+	list_for_each_safe(pos, tmp, &f->streams) {
+		struct h2s *h = list_elem(pos, struct h2s, list);
+
+		list_del_init(&h->list);
+		h->f = NULL;
+		h->failed = 1;
+		h->forgotten = 1;
+		if (h->s) {
+			h->s->cli.ssl = NULL;   /* borrowed from f->c */
+			h2s_wake(h);
+		} else {
+			h2s_free(h);
+		}
+	}
+	h2c_free(f->h2);
+	conn_close(&f->c);
+	if (f->rx.area)
+		buf_release(&f->rx);
+	if (f->tx.area)
+		buf_release(&f->tx);
+	stream_session_closed(f->lst, f->fe);
+	task_destroy(f->task);
+	free(f);
+}
+
+/* Reads what the socket has (one buffer at most) and feeds h2c. Returns 1
+ * on progress, 0, -1 when the connection is over. */
+static int h2f_read(struct h2f *f)
+{
+	ssize_t n;
+
+	if (!(f->c.flags & CONN_F_RD_READY) || (f->c.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
+		return 0;
+	if (!f->rx.area && buf_alloc(&f->rx) < 0)
+		return 0;
+	n = conn_recv(&f->c, &f->rx);
+	if (n < 0)
+		return (f->c.flags & CONN_F_ERROR) ? -1 : 0;
+	if (n == 0)
+		return -1;   /* the client closed */
+	if (h2c_recv(f->h2, buf_head(&f->rx), f->rx.data) < 0)
+		f->shut = 1;
+	f->rx.head = f->rx.data = 0;
+	return 1;
+}
+
+/* Moves what h2c has to send into tx and sends it. Returns 1 on progress,
+ * 0, -1 on a socket error. */
+static int h2f_write(struct h2f *f)
+{
+	int progress = 0;
+
+	for (int round = 0; round < H2F_ROUNDS; round++) {
+		if (h2c_want_write(f->h2)) {
+			ssize_t n;
+
+			if (!f->tx.area && buf_alloc(&f->tx) < 0)
+				break;
+			buf_realign(&f->tx);
+			n = h2c_send(f->h2, buf_tail(&f->tx), buf_room(&f->tx));
+			if (n > 0)
+				f->tx.data += (size_t)n;
+		}
+		if (!f->tx.data)
+			break;
+		if (!(f->c.flags & CONN_F_WR_READY))
+			break;
+		if (conn_send(&f->c, &f->tx) <= 0) {
+			if (f->c.flags & CONN_F_ERROR)
+				return -1;
+			break;
+		}
+		progress = 1;
+	}
+	if (f->tx.area && !f->tx.data)
+		buf_release(&f->tx);
+	return progress;
+}
+
+static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
+{
+	struct h2f *f = ctx;
+	int more = 0;
+
+	for (int round = 0; round < H2F_ROUNDS; round++) {
+		int p = 0, r;
+
+		r = h2f_read(f);
+		if (r < 0)
+			goto dead;
+		p |= r;
+		r = h2f_write(f);
+		if (r < 0)
+			goto dead;
+		p |= r;
+		if (!p)
+			break;
+		more = round == H2F_ROUNDS - 1;
+	}
+	if (!h2c_want_read(f->h2) && !h2c_want_write(f->h2) && !f->tx.data)
+		goto dead;
+	if (f->shut && !h2c_want_write(f->h2) && !f->tx.data)
+		goto dead;
+	if (!f->nstreams && f->idle_exp && now_ms() >= f->idle_exp && !f->shut) {
+		/* idle too long: GOAWAY, then close once it is out */
+		h2c_shutdown(f->h2);
+		f->shut = 1;
+		h2f_write(f);
+		if (!h2c_want_write(f->h2) && !f->tx.data)
+			goto dead;
+	}
+	if (more)
+		task_wakeup(t, TASK_WOKEN_OTHER);
+	task_set_expire(t, f->nstreams ? 0 : f->idle_exp);
+	return t;
+dead:
+	h2f_free(f);
+	return NULL;
+}
+
+int h2_front_takeover(struct stream *s)
+{
+	struct h2f *f = calloc(1, sizeof(*f));
+	struct h2c_settings set = { 0 };
+
+	if (!f)
+		return -1;
+	f->task = task_new(h2f_process, f, th_ctx->tid, TC_NORMAL, "h2 conn");
+	set.initial_window_size = (uint32_t)global.bufsize;
+	set.max_header_list = (uint32_t)global.bufsize;
+	f->h2 = h2c_new(1, &set, &h2f_ops, f);
+	if (!f->task || !f->h2)
+		goto fail;
+	list_init(&f->streams);
+	f->lst = s->lst;
+	f->fe = s->fe;
+	conn_init(&f->c, f->task);
+	conn_move(&f->c, &s->cli, f->task);
+	/* what the HTTP/1 mux read already is the start of the HTTP/2 stream */
+	if (s->cli_m.rx.data) {
+		if (buf_alloc(&f->rx) < 0)
+			goto fail_conn;
+		memcpy(f->rx.area, buf_head(&s->cli_m.rx), s->cli_m.rx.data);
+		f->rx.data = s->cli_m.rx.data;
+		s->cli_m.rx.head = s->cli_m.rx.data = 0;
+		if (h2c_recv(f->h2, f->rx.area, f->rx.data) < 0)
+			f->shut = 1;
+		f->rx.data = 0;
+	}
+	f->idle_exp = tick_add_ifset(now_ms(), http_first_set(f->fe->timeout_http_request,
+	                                                      f->fe->timeout_client));
+	task_wakeup(f->task, TASK_WOKEN_OTHER);
+	return 0;
+fail_conn:
+	conn_move(&s->cli, &f->c, s->task);
+fail:
+	if (f->h2)
+		h2c_free(f->h2);
+	if (f->task)
+		task_destroy(f->task);
+	free(f);
+	return -1;
+}
+
+/* ---- the stream's side ---- */
+
+static void h2f_wake(struct h2f *f)
+{
+	if (f)
+		task_wakeup(f->task, TASK_WOKEN_MSG);
+}
+
+int h2s_rcv_body(struct h2s *h, struct buffer *chan)
+{
+	size_t n;
+
+	if (!h->rx.data)
+		return 0;
+	if (!chan->area && buf_alloc(chan) < 0)
+		return 0;
+	buf_realign(chan);
+	n = buf_room(chan);
+	if (n > h->rx.data)
+		n = h->rx.data;
+	if (!n)
+		return 0;
+	memcpy(buf_tail(chan), buf_head(&h->rx), n);
+	chan->data += n;
+	buf_consume(&h->rx, n);
+	if (h->s)
+		h->s->bytes_in += n;
+	if (h->f && !h->forgotten) {
+		h2c_consumed(h->f->h2, h->sid, n);
+		h2f_wake(h->f);
+	}
+	return 1;
+}
+
+int h2s_rx_done(const struct h2s *h)
+{
+	return h->rx_eom && !h->rx.data;
+}
+
+int h2s_failed(const struct h2s *h)
+{
+	return h->failed;
+}
+
+int h2s_snd_head(struct h2s *h, const struct http_msg *msg, int interim)
+{
+	int end = !interim && (msg->flags & HTTP_F_BODYLESS);
+
+	if (!h->f || h->forgotten)
+		return -1;
+	if (h2c_submit_response(h->f->h2, h->sid, msg, end) < 0)
+		return -1;
+	if (end)
+		h->tx_eom = h->tx_done = 1;
+	h2f_wake(h->f);
+	return 0;
+}
+
+void h2s_snd_body(struct h2s *h, int eom, const char *tlr, size_t tlr_len)
+{
+	if (eom)
+		h->tx_eom = 1;
+	if (h->f && !h->forgotten && !h->tx_done) {
+		h2c_resume(h->f->h2, h->sid);
+		h2f_wake(h->f);
+	}
+}
+
+int h2s_tx_finished(const struct h2s *h)
+{
+	return h->tx_done || h->failed;
+}
+
+void h2s_detach(struct h2s *h)
+{
+	h->s = NULL;
+	if (h->f && !h->forgotten) {
+		struct h2f *f = h->f;
+
+		h2s_unlink(h);
+		h2c_detach(f->h2, h->sid);
+		h2f_wake(f);
+	}
+	h2s_free(h);
+}
