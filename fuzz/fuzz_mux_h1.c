@@ -42,8 +42,8 @@
 #include <sluice/http/mux_h1.h>
 #include <sluice/net/conn.h>
 
-#define BUFSIZE   4096
-#define MAX_HEAD  (BUFSIZE - 512)
+#define BUFSIZE   1024   /* small: heads, trailers and rx hit their limits */
+#define MAX_HEAD  (BUFSIZE - 256)
 #define MAXHDRS   32
 #define MAX_MSGS  8
 
