@@ -181,11 +181,13 @@ enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
 	}
 	if (r != H1_OK)
 		return r;
-	if (!chan->data && !m->rx.head && rx_is_one_message(m, msg, is_req)) {
+	if (!chan->data && !m->rx.head && (!chan->area || chan->size == m->rx.size) &&
+	    rx_is_one_message(m, msg, is_req)) {
 		/* rx holds this message and nothing else (the common case): it
 		 * becomes the channel, no copy; the spans stay valid. Only at
 		 * offset 0: a head in a channel never moves (buf_realign()
-		 * leaves data at offset 0 where it is) */
+		 * leaves data at offset 0 where it is); and only between
+		 * buffers of one size, both from the pool */
 		struct buffer tmp = *chan;
 
 		*chan = m->rx;
@@ -212,13 +214,18 @@ enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
 	return H1_OK;
 }
 
-/* Keeps the trailer bytes [p, p + len) the chunk decoder went over. */
+/* Keeps the trailer bytes [p, p + len) the chunk decoder went over.
+ * Returns 0, -1 without memory, -2 when the section could not be sent
+ * again: the sending mux writes the last chunk ("0" CRLF, the field lines,
+ * CRLF) whole into its tx buffer, which is no larger than rx. */
 static int keep_trailers(struct h1m *m, const char *p, size_t len)
 {
 	char *n;
 
 	if (!len)
 		return 0;
+	if (m->tlr_len + len + 3 > m->rx.size)
+		return -2;
 	n = realloc(m->tlr, m->tlr_len + len);
 	if (!n)
 		return -1;
@@ -236,6 +243,8 @@ static int rcv_chunked(struct h1m *m, struct buffer *chan, const char **reason)
 
 	while (m->rx.data && !m->rx_done) {
 		size_t off, len, n, room, tl0 = m->rx_chunk.trailer_len, tl;
+		int r;
+
 		buf_realign(chan);
 		room = buf_room(chan);
 		if (!room)
@@ -250,8 +259,9 @@ static int rcv_chunked(struct h1m *m, struct buffer *chan, const char **reason)
 		}
 		/* the trailer bytes of this call are the last ones it consumed */
 		tl = (size_t)(m->rx_chunk.trailer_len - tl0);
-		if (tl && tl <= n && keep_trailers(m, buf_head(&m->rx) + n - tl, tl) < 0) {
-			*reason = "no memory for trailers";
+		if (tl && tl <= n && (r = keep_trailers(m, buf_head(&m->rx) + n - tl, tl)) < 0) {
+			*reason = r == -2 ? "trailer section larger than a buffer" :
+			                    "no memory for trailers";
 			return -1;
 		}
 		if (m->rx_chunk.st == H1C_DONE) {
@@ -395,7 +405,7 @@ int h1m_put_raw(struct h1m *m, const void *p, size_t len)
 /* The end of a chunked message: last chunk, trailers, empty line. */
 static int put_last_chunk(struct h1m *m, const char *tlr, size_t tlr_len)
 {
-	if (buf_room(&m->tx) < tlr_len + 7)
+	if (buf_room(&m->tx) < 3 + tlr_len + 2)
 		return -1;
 	memcpy(buf_tail(&m->tx), "0\r\n", 3);
 	m->tx.data += 3;
@@ -456,8 +466,10 @@ int h1m_put_body(struct h1m *m, struct buffer *chan, int eom, const char *tlr, s
 		memmove(m->tx.area, buf_head(&m->tx), m->tx.data);
 		m->tx.head = 0;
 	}
-	/* all or nothing: one chunk (or the plain bytes), the last chunk */
-	if (buf_room(&m->tx) < chan->data + CHUNK_FRAME_MAX + 7 + tlr_len)
+	/* all or nothing: one chunk (or the plain bytes), the last chunk;
+	 * never more than Content-Length says */
+	if (buf_room(&m->tx) < chan->data + CHUNK_FRAME_MAX + 7 + tlr_len ||
+	    (m->tx_mode == H1M_B_LEN && chan->data > m->tx_left))
 		return -1;
 	while (chan->data && put_payload(m, chan))
 		;
@@ -535,8 +547,11 @@ int h1m_snd_body(struct h1m *m, struct buffer *chan, int eom, const char *tlr, s
 		}
 		if (eom && !chan->data && !m->tx_done) {
 			if (m->tx_mode == H1M_B_CHUNKED) {
-				if (need_buf(&m->tx) < 0 || put_last_chunk(m, tlr, tlr_len) < 0)
+				if (need_buf(&m->tx) < 0 || put_last_chunk(m, tlr, tlr_len) < 0) {
+					/* payload may have moved this round: say so */
+					progress |= p;
 					break;
+				}
 			} else {
 				m->tx_done = 1;
 			}
