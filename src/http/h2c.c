@@ -63,6 +63,7 @@ static const uint8_t h2c_shutdown_ping[8] = { 's', 'l', 'u', 'i', 'c', 'e', 'g',
 enum { SHUT_NONE = 0, SHUT_NOTICE, SHUT_FINAL };
 
 struct h2c {
+	int conn_win_set;            /* the connection window was grown (our SETTINGS acked) */
 	nghttp2_session *ng;
 	int server_role;
 	const struct h2c_ops *ops;
@@ -385,6 +386,17 @@ static void on_rst_stream(struct h2c *c, const nghttp2_frame *f)
 		h2c_calm(c, H2C_CAUSE_RAPID_RESET, NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
+/* The connection window: one stream window per concurrent stream. */
+static int grow_conn_window(struct h2c *c)
+{
+	int64_t w = (int64_t)c->set.initial_window_size * c->set.max_concurrent_streams;
+	int32_t conn_win = w > NGHTTP2_MAX_WINDOW_SIZE ? NGHTTP2_MAX_WINDOW_SIZE : (int32_t)w;
+
+	if (conn_win <= NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
+		return 0;
+	return nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, conn_win);
+}
+
 static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 {
 	struct h2c *c = arg;
@@ -402,6 +414,14 @@ static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 		if (!(f->hd.flags & NGHTTP2_FLAG_ACK)) {
 			c->cnt.settings++;
 			c->peer_settings = 1;
+		} else if (!c->conn_win_set) {
+			/* our SETTINGS are in force: the connection window grows
+			 * now, so that the opening exchange (SETTINGS, ACK) has
+			 * nothing in between, as peers and tests expect of
+			 * HAProxy */
+			c->conn_win_set = 1;
+			if (grow_conn_window(c) != 0)
+				return NGHTTP2_ERR_CALLBACK_FAILURE;
 		}
 		break;
 	case NGHTTP2_PING:
@@ -632,7 +652,6 @@ static int h2c_submit_settings(struct h2c *c)
 {
 	nghttp2_settings_entry iv[8];
 	size_t n = 0;
-	int32_t conn_win;
 
 	iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_HEADER_TABLE_SIZE,
 	                                    c->set.header_table_size };
@@ -650,12 +669,6 @@ static int h2c_submit_settings(struct h2c *c)
 	else
 		iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_ENABLE_PUSH, 0 };
 	if (nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, n) != 0)
-		return -1;
-	conn_win = (int64_t)c->set.initial_window_size * c->set.max_concurrent_streams >
-	           NGHTTP2_MAX_WINDOW_SIZE ? NGHTTP2_MAX_WINDOW_SIZE :
-	           (int32_t)(c->set.initial_window_size * c->set.max_concurrent_streams);
-	if (conn_win > NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE &&
-	    nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, conn_win) != 0)
 		return -1;
 	return 0;
 }

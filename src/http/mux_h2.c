@@ -173,6 +173,13 @@ static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_s
 {
 	struct h2s *h = sctx;
 
+	if (!h->s) {
+		/* answered already (see h2s_detach()): what the client still
+		 * sends is read and dropped */
+		if (len && h->f)
+			h2c_consumed(h->f->h2, h->sid, len);
+		return 0;
+	}
 	if (len) {
 		if (rx_room(h, len) < 0)
 			return -1;
@@ -490,6 +497,19 @@ int h2s_tx_finished(const struct h2s *h)
 void h2s_detach(struct h2s *h)
 {
 	h->s = NULL;
+	if (h->f && !h->forgotten && h->tx_done && !h->rx_eom) {
+		/* the whole response is queued but the request is not over
+		 * (a server answered early): resetting now would drop the
+		 * response. The stream stays with the connection, which
+		 * drops the rest of the request and frees it when it closes
+		 * (RFC 9113 section 8.1) */
+		h2c_consumed(h->f->h2, h->sid, h->rx.data);
+		free(h->rx.area);
+		h->rx.area = NULL;
+		h->rx.size = h->rx.head = h->rx.data = 0;
+		h2f_wake(h->f);
+		return;
+	}
 	if (h->f && !h->forgotten) {
 		struct h2f *f = h->f;
 
