@@ -63,7 +63,7 @@ static const uint8_t h2c_shutdown_ping[8] = { 's', 'l', 'u', 'i', 'c', 'e', 'g',
 enum { SHUT_NONE = 0, SHUT_NOTICE, SHUT_FINAL };
 
 struct h2c {
-	int conn_win_set;            /* the connection window was grown (our SETTINGS acked) */
+	int conn_win_set;            /* the connection window was grown (first DATA) */
 	nghttp2_session *ng;
 	int server_role;
 	const struct h2c_ops *ops;
@@ -335,6 +335,17 @@ static int on_headers(struct h2c *c, const nghttp2_frame *f)
 /* nghttp2 callbacks: data, frames, closes                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The connection window: one stream window per concurrent stream. */
+static int grow_conn_window(struct h2c *c)
+{
+	int64_t w = (int64_t)c->set.initial_window_size * c->set.max_concurrent_streams;
+	int32_t conn_win = w > NGHTTP2_MAX_WINDOW_SIZE ? NGHTTP2_MAX_WINDOW_SIZE : (int32_t)w;
+
+	if (conn_win <= NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
+		return 0;
+	return nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, conn_win);
+}
+
 static int cb_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid,
                          const uint8_t *data, size_t len, void *arg)
 {
@@ -345,6 +356,15 @@ static int cb_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t sid,
 		/* nobody will consume it: the window reopens now */
 		nghttp2_session_consume(ng, sid, len);
 		return 0;
+	}
+	if (!c->conn_win_set) {
+		/* the connection window grows with the first payload, not
+		 * before: a connection that carries no body sends no
+		 * WINDOW_UPDATE, as HAProxy's (peers and tests expect the
+		 * opening exchange and a GOAWAY with nothing in between) */
+		c->conn_win_set = 1;
+		if (grow_conn_window(c) != 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
 	s->unconsumed += len;
 	if (c->ops->data(c->owner, s->sctx, (const char *)data, len, 0) < 0 &&
@@ -386,17 +406,6 @@ static void on_rst_stream(struct h2c *c, const nghttp2_frame *f)
 		h2c_calm(c, H2C_CAUSE_RAPID_RESET, NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
-/* The connection window: one stream window per concurrent stream. */
-static int grow_conn_window(struct h2c *c)
-{
-	int64_t w = (int64_t)c->set.initial_window_size * c->set.max_concurrent_streams;
-	int32_t conn_win = w > NGHTTP2_MAX_WINDOW_SIZE ? NGHTTP2_MAX_WINDOW_SIZE : (int32_t)w;
-
-	if (conn_win <= NGHTTP2_INITIAL_CONNECTION_WINDOW_SIZE)
-		return 0;
-	return nghttp2_session_set_local_window_size(c->ng, NGHTTP2_FLAG_NONE, 0, conn_win);
-}
-
 static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 {
 	struct h2c *c = arg;
@@ -414,14 +423,6 @@ static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 		if (!(f->hd.flags & NGHTTP2_FLAG_ACK)) {
 			c->cnt.settings++;
 			c->peer_settings = 1;
-		} else if (!c->conn_win_set) {
-			/* our SETTINGS are in force: the connection window grows
-			 * now, so that the opening exchange (SETTINGS, ACK) has
-			 * nothing in between, as peers and tests expect of
-			 * HAProxy */
-			c->conn_win_set = 1;
-			if (grow_conn_window(c) != 0)
-				return NGHTTP2_ERR_CALLBACK_FAILURE;
 		}
 		break;
 	case NGHTTP2_PING:

@@ -39,6 +39,7 @@ struct h2f {
 	int nstreams;
 	uint64_t idle_exp;          /* no stream: timeout http-keep-alive / client */
 	int shut;                   /* GOAWAY queued: closing once it is out */
+	size_t preface_seen;        /* bytes of the client preface checked */
 };
 
 struct h2s {
@@ -282,6 +283,23 @@ static void h2f_free(struct h2f *f)
 	free(f);
 }
 
+/* Until the whole preface came, anything else closes the connection
+ * without a byte (an HTTP/1 client on a `proto h2` listener), as HAProxy
+ * does. Returns 0 or -1. */
+static int preface_check(struct h2f *f)
+{
+	size_t n;
+
+	if (f->preface_seen >= H2_PREFACE_LEN)
+		return 0;
+	n = f->rx.data < H2_PREFACE_LEN - f->preface_seen ? f->rx.data :
+	    H2_PREFACE_LEN - f->preface_seen;
+	if (memcmp(buf_head(&f->rx), H2_PREFACE + f->preface_seen, n) != 0)
+		return -1;
+	f->preface_seen += n;
+	return 0;
+}
+
 /* Reads what the socket has (one buffer at most) and feeds h2c. Returns 1
  * on progress, 0, -1 when the connection is over. */
 static int h2f_read(struct h2f *f)
@@ -297,6 +315,8 @@ static int h2f_read(struct h2f *f)
 		return (f->c.flags & CONN_F_ERROR) ? -1 : 0;
 	if (n == 0)
 		return -1;   /* the client closed */
+	if (preface_check(f) < 0)
+		return -1;
 	if (h2c_recv(f->h2, buf_head(&f->rx), f->rx.data) < 0)
 		f->shut = 1;
 	f->rx.head = f->rx.data = 0;
@@ -402,6 +422,10 @@ int h2_front_takeover(struct stream *s)
 		memcpy(f->rx.area, buf_head(&s->cli_m.rx), s->cli_m.rx.data);
 		f->rx.data = s->cli_m.rx.data;
 		s->cli_m.rx.head = s->cli_m.rx.data = 0;
+		if (preface_check(f) < 0) {
+			conn_move(&s->cli, &f->c, s->task);
+			goto fail;
+		}
 		if (h2c_recv(f->h2, f->rx.area, f->rx.data) < 0)
 			f->shut = 1;
 		f->rx.data = 0;
