@@ -1043,6 +1043,18 @@ void h2c_shutdown(struct h2c *c)
 	                      NGHTTP2_NO_ERROR, NULL, 0);
 }
 
+void h2c_goaway_now(struct h2c *c)
+{
+	if (c->fatal || c->shutdown == SHUT_FINAL)
+		return;
+	if (!c->cnt.calm_cause)
+		c->cnt.calm_cause = H2C_CAUSE_SHUTDOWN;
+	c->shutdown = SHUT_FINAL;
+	nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE,
+	                      nghttp2_session_get_last_proc_stream_id(c->ng),
+	                      NGHTTP2_NO_ERROR, NULL, 0);
+}
+
 int h2c_streams(const struct h2c *c)
 {
 	return c->nstreams;

@@ -382,7 +382,7 @@ static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
 		goto dead;
 	if (!f->nstreams && f->idle_exp && now_ms() >= f->idle_exp && !f->shut) {
 		/* idle too long: GOAWAY, then close once it is out */
-		h2c_shutdown(f->h2);
+		h2c_goaway_now(f->h2);
 		f->shut = 1;
 		h2f_write(f);
 		if (!h2c_want_write(f->h2) && !f->tx.data)

@@ -266,6 +266,11 @@ int h2c_reset_stream(struct h2c *c, int32_t sid, uint32_t err);
  * are done and the GOAWAY is sent. */
 void h2c_shutdown(struct h2c *c);
 
+/* At once: GOAWAY NO_ERROR with the last stream id processed, no new
+ * stream accepted; for a connection with no stream in flight (an idle
+ * timeout), where the two steps of h2c_shutdown() would only delay. */
+void h2c_goaway_now(struct h2c *c);
+
 /* The owner forgets stream <sid>: no more callbacks for it; a stream still
  * open is reset (CANCEL) and the window its unconsumed bytes held is
  * given back to the connection. */
