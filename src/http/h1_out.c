@@ -9,6 +9,7 @@
  * Concurrency: nothing shared.
  */
 #include <string.h>
+#include <strings.h>
 #include <sluice/http/h1_out.h>
 
 #define LOWER(c) ((unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 0x20 : (c)))
@@ -341,9 +342,15 @@ static void w_header(struct writer *w, struct head_ctx *c, const struct http_hdr
 		if (f & (H1O_F_DROP_TE | H1O_F_ADD_CHUNKED))
 			return;
 		break;
+	case FK_TE:
+		/* "TE: trailers" says the client takes trailers, which the next
+		 * hop needs to know to send them: kept, as HAProxy keeps it */
+		if ((f & H1O_F_HOP_BY_HOP) &&
+		    !(h->value.len == 8 && !strncasecmp(h->value.ptr, "trailers", 8)))
+			return;
+		break;
 	case FK_KEEP_ALIVE:
 	case FK_PROXY_CONNECTION:
-	case FK_TE:
 	case FK_TRAILER:
 		if (f & H1O_F_HOP_BY_HOP)
 			return;

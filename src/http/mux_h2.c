@@ -40,6 +40,7 @@ struct h2f {
 	uint64_t idle_exp;          /* no stream: timeout http-keep-alive / client */
 	int shut;                   /* GOAWAY queued: closing once it is out */
 	size_t preface_seen;        /* bytes of the client preface checked */
+	uint64_t served;            /* streams given to sluice streams */
 };
 
 struct h2s {
@@ -131,7 +132,7 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 		return 0;
 	}
 	h->rx_eom = end_stream;
-	h->s = stream_new_h2(f->lst, &f->c, h, msg);
+	h->s = stream_new_h2(f->lst, &f->c, h, msg, !f->served++);
 	if (!h->s) {
 		/* h2c resets it and forgets it */
 		h2s_unlink(h);

@@ -266,7 +266,7 @@ fail:
 }
 
 struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct h2s *h,
-                             const struct http_msg *msg)
+                             const struct http_msg *msg, int first)
 {
 	struct stream *s = pool_zalloc(&pool_stream);
 	struct proxy *fe = l->fe;
@@ -298,6 +298,8 @@ struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct 
 	s->accept_ms = th_ctx->now_ms;
 	s->accept_ns = sched_now_ns();
 	s->st = SST_ASSIGN;
+	/* the connection's first request is its first stream's (http-reuse) */
+	s->txn_count = first ? 0 : 1;
 	if (http_stream_start(s) < 0)
 		goto fail;
 	s->http_flags |= SF_H2;

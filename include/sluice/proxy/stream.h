@@ -150,9 +150,10 @@ struct h2s;
 struct http_msg;
 /* A stream for HTTP/2 stream <h> of client connection <cli> (accepted by
  * <l>), its request head <msg> (copied): the analysis starts at once.
- * NULL when memory is short. Owner thread. */
+ * <first>: the connection's first request. NULL when memory is short.
+ * Owner thread. */
 struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct h2s *h,
-                             const struct http_msg *msg);
+                             const struct http_msg *msg, int first);
 /* A client connection that is not a stream's any more (an HTTP/2
  * connection) ends: the frontend and listener counts. */
 void stream_session_closed(struct listener *l, struct proxy *fe);
