@@ -164,15 +164,17 @@ static void test_connection(void)
 	          "Proxy-Connection: x\r\nUpgrade: websocket\r\nX-Keep: 1\r\n\r\n");
 	CHECK_STR(ser(0), req);
 
-	/* RFC 9110 section 7.6.1 */
+	/* RFC 9110 section 7.6.1, but "TE: trailers", which the next hop
+	 * needs (HAProxy keeps it) */
 	CHECK_STR(ser(H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED | H1O_F_CONN_CLOSE),
-	          "GET / HTTP/1.1\r\nHost: h\r\nX-Keep: 1\r\nConnection: close\r\n\r\n");
+	          "GET / HTTP/1.1\r\nHost: h\r\nTE: trailers\r\nX-Keep: 1\r\n"
+	          "Connection: close\r\n\r\n");
 	CHECK_STR(ser(H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED | H1O_F_TUNNEL),
-	          "GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
-	          "X-Keep: 1\r\n\r\n");
+	          "GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nTE: trailers\r\n"
+	          "Upgrade: websocket\r\nX-Keep: 1\r\n\r\n");
 	/* fixed list only: named fields stay */
 	CHECK_STR(ser(H1O_F_HOP_BY_HOP),
-	          "GET / HTTP/1.1\r\nHost: h\r\nX-Bar: 1\r\nX-Keep: 1\r\n\r\n");
+	          "GET / HTTP/1.1\r\nHost: h\r\nX-Bar: 1\r\nTE: trailers\r\nX-Keep: 1\r\n\r\n");
 	/* named fields only */
 	CHECK_STR(ser(H1O_F_CONN_NAMED),
 	          "GET / HTTP/1.1\r\nHost: h\r\nConnection: keep-alive\r\nKeep-Alive: 300\r\n"
