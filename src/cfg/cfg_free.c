@@ -90,11 +90,26 @@ static void free_use_backends(struct list *rules)
 	}
 }
 
+static void free_use_servers(struct list *rules)
+{
+	while (!list_empty(rules)) {
+		struct use_server_rule *r = list_elem(rules->next, struct use_server_rule, list);
+
+		list_del_init(&r->list);
+		acl_cond_free(r->cond);
+		free(r->name);
+		free(r->file);
+		free(r);
+	}
+}
+
 static void free_rules(struct proxy *px)
 {
 	for (int set = 0; set < ACT_RULESETS; set++)
 		act_free_rules(act_rules_of(px, (enum act_ruleset)set));
 	free_use_backends(&px->use_backends);
+	if (px->use_servers.next)
+		free_use_servers(&px->use_servers);
 }
 
 static void free_http_settings(struct proxy *px)

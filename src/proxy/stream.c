@@ -699,6 +699,12 @@ void do_assign(struct stream *s)
 		}
 		stream_set_backend(s, be);
 	}
+	if (!s->redispatched) {
+		struct server *u = stream_use_server(s);
+
+		if (u)
+			s->persist_srv = u;   /* use-server: before persistence */
+	}
 	if (s->persist_srv && s->persist_srv != s->prev_srv && srv_is_usable(s->persist_srv)) {
 		/* cookie persistence: that server, or its queue */
 		srv = s->persist_srv;

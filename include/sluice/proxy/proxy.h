@@ -134,6 +134,16 @@ struct bind_conf {
 struct acl_cond;
 struct lf_expr;
 
+/* use-server <server> [{if | unless} <condition>] (src/proxy/use_server.c) */
+struct use_server_rule {
+	struct list list;
+	char *name;
+	struct server *srv;         /* resolved after parsing */
+	struct acl_cond *cond;      /* NULL: always */
+	char *file;
+	int line;
+};
+
 struct use_backend_rule {
 	struct list list;
 	char *name;
@@ -210,6 +220,7 @@ struct proxy {
 	struct list tcp_req_conn_rules; /* tcp-request connection */
 	struct list tcp_req_sess_rules; /* tcp-request session */
 	struct list tcp_req_cont_rules; /* tcp-request content */
+	struct list use_servers;        /* struct use_server_rule */
 	struct list tcp_res_cont_rules; /* tcp-response content */
 	int tcp_inspect_delay;      /* tcp-request inspect-delay (ms) */
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */

@@ -111,6 +111,9 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir);
 /* unique-id: rendered once per transaction (unique-id-format). */
 int  stream_unique_id(struct smp_ctx *ctx, struct ist *out);
 
+/* use-server rules of the stream's backend: the server they name, or NULL
+ * (src/proxy/use_server.c). */
+struct server *stream_use_server(struct stream *s);
 /* The backend for the stream (use_backend rules with their conditions and
  * dynamic names, default_backend, or the proxy itself for a listen). */
 struct proxy *stream_choose_backend(struct stream *s);
