@@ -56,7 +56,12 @@ struct h2s {
 	int tx_done;                /* the end went to h2c */
 	char *tlr;                  /* response trailers, field lines (malloc) */
 	size_t tlr_len;
+	char *rx_tlr;               /* request trailers, field lines (malloc) */
+	size_t rx_tlr_len;
 };
+
+/* most trailer fields sent in one HEADERS frame */
+#define H2S_TLR_MAX  32
 
 static uint64_t now_ms(void)
 {
@@ -96,6 +101,7 @@ static void h2s_unlink(struct h2s *h)
 static void h2s_free(struct h2s *h)
 {
 	free(h->rx.area);
+	free(h->rx_tlr);
 	free(h->tlr);
 	free(h);
 }
@@ -117,6 +123,71 @@ static void *cb_stream_new(void *owner, int32_t sid)
 	return h;
 }
 
+/* The live fields of <msg> as "name: value" CRLF lines (malloc). */
+static int trailers_to_lines(const struct http_msg *msg, char **out, size_t *len)
+{
+	size_t need = 0, w = 0;
+	char *p;
+
+	for (int i = 0; i < msg->nhdrs; i++)
+		if (msg->hdrs[i].name.len)
+			need += msg->hdrs[i].name.len + msg->hdrs[i].value.len + 4;
+	if (!need)
+		return 0;
+	p = malloc(need);
+	if (!p)
+		return -1;
+	for (int i = 0; i < msg->nhdrs; i++) {
+		const struct http_hdr *f = &msg->hdrs[i];
+
+		if (!f->name.len)
+			continue;
+		memcpy(p + w, f->name.ptr, f->name.len);
+		w += f->name.len;
+		memcpy(p + w, ": ", 2);
+		w += 2;
+		memcpy(p + w, f->value.ptr, f->value.len);
+		w += f->value.len;
+		memcpy(p + w, "\r\n", 2);
+		w += 2;
+	}
+	free(*out);
+	*out = p;
+	*len = w;
+	return 0;
+}
+
+/* Field lines back into <h> (spans into <p>): at most <max>; the count. */
+static int lines_to_fields(const char *p, size_t len, struct http_hdr *h, int max)
+{
+	int n = 0;
+
+	while (len && n < max) {
+		const char *eol = memchr(p, '\n', len);
+		size_t l = eol ? (size_t)(eol - p) : len;
+		const char *colon = memchr(p, ':', l);
+		size_t vl;
+		const char *v;
+
+		if (colon) {
+			v = colon + 1;
+			vl = l - (size_t)(v - p);
+			while (vl && (*v == ' ' || *v == '\t'))
+				v++, vl--;
+			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			h[n].name = (struct ist){ p, (size_t)(colon - p) };
+			h[n].value = (struct ist){ v, vl };
+			n++;
+		}
+		if (!eol)
+			break;
+		len -= l + 1;
+		p = eol + 1;
+	}
+	return n;
+}
+
 static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_trailers,
                    int end_stream)
 {
@@ -124,8 +195,9 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 	struct h2s *h = sctx;
 
 	if (is_trailers) {
-		/* request trailers are not forwarded yet (see the note in
-		 * doc/architecture.md); the message ends with them */
+		/* request trailers: field lines, as the HTTP/1 mux keeps them */
+		if (trailers_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
+			return -1;
 		if (end_stream)
 			h->rx_eom = 1;
 		h2s_wake(h);
@@ -237,6 +309,15 @@ static ssize_t cb_data_out(void *owner, void *sctx, char *dst, size_t max, int *
 	}
 	if (h->tx_eom && !s->res.data) {
 		*eom = H2C_EOM_END;
+		if (h->tlr_len && h->f) {
+			struct http_hdr t[H2S_TLR_MAX];
+			int nt = lines_to_fields(h->tlr, h->tlr_len, t, H2S_TLR_MAX);
+
+			if (nt) {
+				*eom = H2C_EOM_TRAILERS;
+				h2c_submit_trailers(h->f->h2, h->sid, t, nt);
+			}
+		}
 		h->tx_done = 1;
 		task_wakeup(s->task, TASK_WOKEN_IO);
 	}
@@ -506,8 +587,13 @@ int h2s_snd_head(struct h2s *h, const struct http_msg *msg, int interim)
 
 void h2s_snd_body(struct h2s *h, int eom, const char *tlr, size_t tlr_len)
 {
-	if (eom)
+	if (eom && !h->tx_eom) {
 		h->tx_eom = 1;
+		if (tlr_len && (h->tlr = malloc(tlr_len))) {
+			memcpy(h->tlr, tlr, tlr_len);
+			h->tlr_len = tlr_len;
+		}
+	}
 	if (h->f && !h->forgotten && !h->tx_done) {
 		h2c_resume(h->f->h2, h->sid);
 		h2f_wake(h->f);
@@ -543,4 +629,10 @@ void h2s_detach(struct h2s *h)
 		h2f_wake(f);
 	}
 	h2s_free(h);
+}
+
+const char *h2s_rx_trailers(const struct h2s *h, size_t *len)
+{
+	*len = h->rx_tlr_len;
+	return h->rx_tlr;
 }

@@ -177,6 +177,14 @@ int http_cli_rcv_body(struct stream *s, const char **why)
 	return h1m_rcv_body(&s->cli_m, &s->req, why);
 }
 
+const char *http_cli_trailers(const struct stream *s, size_t *len)
+{
+	if (s->h2s)
+		return h2s_rx_trailers(s->h2s, len);
+	*len = s->cli_m.tlr_len;
+	return s->cli_m.tlr;
+}
+
 int http_cli_rx_done(const struct stream *s)
 {
 	return s->h2s ? h2s_rx_done(s->h2s) : h1m_rx_done(&s->cli_m);
@@ -564,8 +572,10 @@ static int xfer_request(struct stream *s)
 		return progress;
 	}
 	if (!(s->sc.flags & CONN_F_ERROR) && !h1m_tx_finished(&s->srv_m)) {
-		rc = h1m_snd_body(&s->srv_m, &s->req, t->req_body.done, s->cli_m.tlr,
-		                  s->cli_m.tlr_len);
+		size_t tlen;
+		const char *tlr = http_cli_trailers(s, &tlen);
+
+		rc = h1m_snd_body(&s->srv_m, &s->req, t->req_body.done, tlr, tlen);
 		if (rc > 0) {
 			s->srv_exp = tick_add_ifset(now_ms(), s->txn->srv_timeout_ms ?
 			                            s->txn->srv_timeout_ms : s->be->timeout_server);

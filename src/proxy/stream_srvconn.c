@@ -57,7 +57,11 @@ void http_retry_snapshot(struct stream *s)
 		return;
 	body.head += t->req.head_len;
 	body.data -= t->req.head_len;
-	if (h1m_put_body(&s->srv_m, &body, 1, s->cli_m.tlr, s->cli_m.tlr_len) < 0)
+	const char *tlr;
+	size_t tlen;
+
+	tlr = http_cli_trailers(s, &tlen);
+	if (h1m_put_body(&s->srv_m, &body, 1, tlr, tlen) < 0)
 		return;   /* nothing moved: too big to keep */
 	s->req.data = t->req.head_len;
 	t->retry_copy = malloc(s->srv_m.tx.data);

@@ -52,6 +52,8 @@ int h2_front_takeover(struct stream *s);
 int  h2s_rcv_body(struct h2s *h, struct buffer *chan);
 /* The request is complete in the channel (END_STREAM seen, all moved). */
 int  h2s_rx_done(const struct h2s *h);
+/* The request's trailers as field lines (NULL, 0 when none). */
+const char *h2s_rx_trailers(const struct h2s *h, size_t *len);
 /* The HTTP/2 stream is gone (reset by the client, connection lost). */
 int  h2s_failed(const struct h2s *h);
 /* Sends the response head (<interim>: a 1xx). Returns 0, or -1 when HTTP/2

@@ -55,6 +55,8 @@ int  http_stream_abort(struct stream *s, char a, char b);
  * request is complete there. */
 int  http_cli_rcv_body(struct stream *s, const char **why);
 int  http_cli_rx_done(const struct stream *s);
+/* The request's trailers, field lines (NULL, 0 when none). */
+const char *http_cli_trailers(const struct stream *s, size_t *len);
 /* An HTTP/2 stream's request head <msg> (copied into the request channel),
  * analysed at once. */
 void http_stream_h2_request(struct stream *s, const struct http_msg *msg);
