@@ -491,6 +491,16 @@ static int cb_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
 		c->cnt.priorities++;
 		glitch(c);
 	}
+	/* a client's HEADERS on a stream id below one already used, for a
+	 * stream that no longer exists: RFC 9113 section 5.1.1 wants a
+	 * connection error, which nghttp2 1.52 leaves out (it ignores the
+	 * frame). STREAM_CLOSED, as HAProxy 2.6 answers (section 5.1) */
+	if (c->server_role && hd->type == NGHTTP2_HEADERS && (hd->stream_id & 1) &&
+	    hd->stream_id <= nghttp2_session_get_last_proc_stream_id(ng) &&
+	    !nghttp2_session_find_stream(ng, hd->stream_id)) {
+		c->cnt.malformed++;
+		h2c_calm(c, H2C_CAUSE_PROTOCOL, NGHTTP2_STREAM_CLOSED);
+	}
 	return 0;
 }
 
