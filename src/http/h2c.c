@@ -62,8 +62,12 @@ static const uint8_t h2c_shutdown_ping[8] = { 's', 'l', 'u', 'i', 'c', 'e', 'g',
 /* shutdown states (RFC 9113 section 6.8, two steps in server role) */
 enum { SHUT_NONE = 0, SHUT_NOTICE, SHUT_FINAL };
 
+#define H2C_RST_RING  64   /* streams we reset lately: their late frames are ignored */
+
 struct h2c {
 	int conn_win_set;            /* the connection window was grown (first DATA) */
+	int32_t rst_ring[H2C_RST_RING];
+	unsigned int rst_pos;
 	nghttp2_session *ng;
 	int server_role;
 	const struct h2c_ops *ops;
@@ -479,6 +483,14 @@ static int cb_invalid_frame(nghttp2_session *ng, const nghttp2_frame *f, int lib
 	return 0;
 }
 
+static int reset_lately(const struct h2c *c, int32_t sid)
+{
+	for (int i = 0; i < H2C_RST_RING; i++)
+		if (c->rst_ring[i] == sid)
+			return 1;
+	return 0;
+}
+
 static int cb_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void *arg)
 {
 	struct h2c *c = arg;
@@ -491,13 +503,15 @@ static int cb_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
 		c->cnt.priorities++;
 		glitch(c);
 	}
-	/* a client's HEADERS on a stream id below one already used, for a
-	 * stream that no longer exists: RFC 9113 section 5.1.1 wants a
-	 * connection error, which nghttp2 1.52 leaves out (it ignores the
-	 * frame). STREAM_CLOSED, as HAProxy 2.6 answers (section 5.1) */
-	if (c->server_role && hd->type == NGHTTP2_HEADERS && (hd->stream_id & 1) &&
-	    hd->stream_id <= nghttp2_session_get_last_proc_stream_id(ng) &&
-	    !nghttp2_session_find_stream(ng, hd->stream_id)) {
+	/* a client's HEADERS or DATA on a stream that was closed (its id
+	 * below one already used, the stream gone, not one we reset lately:
+	 * frames may still be on their way after our RST_STREAM, section
+	 * 5.4.2): RFC 9113 sections 5.1 and 5.1.1 want a connection error,
+	 * which nghttp2 1.52 leaves out (it ignores the frame). STREAM_CLOSED,
+	 * as HAProxy 2.6 answers */
+	if (c->server_role && (hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_DATA) &&
+	    (hd->stream_id & 1) && hd->stream_id <= nghttp2_session_get_last_proc_stream_id(ng) &&
+	    !nghttp2_session_find_stream(ng, hd->stream_id) && !reset_lately(c, hd->stream_id)) {
 		c->cnt.malformed++;
 		h2c_calm(c, H2C_CAUSE_PROTOCOL, NGHTTP2_STREAM_CLOSED);
 	}
@@ -549,6 +563,7 @@ static int cb_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 		break;
 	case NGHTTP2_RST_STREAM:
 		c->cnt.rst_sent++;
+		c->rst_ring[c->rst_pos++ % H2C_RST_RING] = f->hd.stream_id;
 		break;
 	case NGHTTP2_GOAWAY:
 		c->cnt.goaway_sent++;
@@ -652,7 +667,9 @@ static nghttp2_option *h2c_options(const struct h2c *c)
 	/* a head needs ceil(list / frame) frames; nghttp2's default is 8 */
 	nghttp2_option_set_max_continuations(opt, conts < 8 ? 8 : conts);
 	nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
-	nghttp2_option_set_no_closed_streams(opt, 1);
+	/* nghttp2 keeps a bounded number of closed streams (its default),
+	 * which lets it answer a frame on a recently closed stream with
+	 * STREAM_CLOSED as RFC 9113 section 5.1 wants */
 	if (c->server_role)
 		nghttp2_option_set_stream_reset_rate_limit(opt, H2C_NG_RST_BURST,
 		                                           H2C_NG_RST_RATE);
@@ -674,7 +691,6 @@ static int h2c_submit_settings(struct h2c *c)
 	                                    c->set.max_frame_size };
 	iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
 	                                    c->set.max_header_list };
-	iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1 };
 	if (c->server_role)
 		iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1 };
 	else

@@ -608,12 +608,12 @@ int h2s_tx_finished(const struct h2s *h)
 void h2s_detach(struct h2s *h)
 {
 	h->s = NULL;
-	if (h->f && !h->forgotten && h->tx_done && !h->rx_eom) {
-		/* the whole response is queued but the request is not over
-		 * (a server answered early): resetting now would drop the
-		 * response. The stream stays with the connection, which
-		 * drops the rest of the request and frees it when it closes
-		 * (RFC 9113 section 8.1) */
+	if (h->f && !h->forgotten && h->tx_done) {
+		/* the whole response is queued: resetting now would drop what
+		 * is not sent yet. The stream stays with the connection until
+		 * it closes; if the request is not over (a server answered
+		 * early), the rest of it is read and dropped (RFC 9113
+		 * section 8.1) */
 		h2c_consumed(h->f->h2, h->sid, h->rx.data);
 		free(h->rx.area);
 		h->rx.area = NULL;
