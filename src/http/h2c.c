@@ -297,7 +297,19 @@ static int head_open_stream(struct h2c *c, struct h2c_stream *s)
 	return 0;
 }
 
+static int on_headers_do(struct h2c *c, const nghttp2_frame *f);
+
+/* A head is complete: given to the owner, then its memory goes back, so
+ * that a connection between requests holds no head arena (tens of KB). */
 static int on_headers(struct h2c *c, const nghttp2_frame *f)
+{
+	int rc = on_headers_do(c, f);
+
+	h2c_head_release(&c->head);
+	return rc;
+}
+
+static int on_headers_do(struct h2c *c, const nghttp2_frame *f)
 {
 	int32_t sid = f->hd.stream_id;
 	struct h2c_stream *s = stream_of(c, sid);

@@ -401,7 +401,7 @@ static int h2f_read(struct h2f *f)
 		return -1;
 	if (h2c_recv(f->h2, buf_head(&f->rx), f->rx.data) < 0)
 		f->shut = 1;
-	f->rx.head = f->rx.data = 0;
+	buf_release(&f->rx);   /* h2c took everything: an idle connection holds none */
 	return 1;
 }
 
