@@ -4,8 +4,10 @@
  * Owner thread only.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sluice/cfg/cfg.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
 #include <sluice/core/list.h>
@@ -23,10 +25,9 @@
 /* rounds of read/parse/write per run of the connection task: each reads at
  * most one buffer, so a run is bounded whatever the client sends */
 #define H2F_ROUNDS  4
-/* most DATA payload a stream may hold before its sluice stream takes it:
- * the default window a client may use before our SETTINGS (65535), and
- * more than our own window (tune.bufsize) */
-#define H2S_RX_MAX  (65535 + 16384)
+/* HTTP/2 settings from the global section (tune.h2.*); zero: the
+ * defaults (h2c.h), but the stream window, one buffer (tune.bufsize) */
+static struct h2c_settings h2_tune;
 
 struct h2f {
 	struct conn c;
@@ -214,6 +215,17 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 	return 0;
 }
 
+/* Most DATA payload a stream may hold before its sluice stream takes it:
+ * the default window a client may use before our SETTINGS (65535) or our
+ * own window, whichever is larger, and one buffer of slack. */
+static size_t rx_max(void)
+{
+	size_t w = h2_tune.initial_window_size ? h2_tune.initial_window_size :
+	           (size_t)global.bufsize;
+
+	return (w > 65535 ? w : 65535) + (size_t)global.bufsize;
+}
+
 /* Makes room for <len> more bytes in h->rx. The stream window is one
  * buffer, but a client may send the default 65535 bytes before it takes
  * our SETTINGS into account: the heap block grows to what the windows
@@ -231,7 +243,7 @@ static int rx_room(struct h2s *h, size_t len)
 		h->rx.head = 0;
 	}
 	need = h->rx.data + len;
-	if (need > H2S_RX_MAX)
+	if (need > rx_max())
 		return -1;   /* beyond any window we opened */
 	if (need < (size_t)global.bufsize)
 		need = (size_t)global.bufsize;
@@ -482,12 +494,13 @@ dead:
 int h2_front_takeover(struct stream *s)
 {
 	struct h2f *f = calloc(1, sizeof(*f));
-	struct h2c_settings set = { 0 };
+	struct h2c_settings set = h2_tune;
 
 	if (!f)
 		return -1;
 	f->task = task_new(h2f_process, f, th_ctx->tid, TC_NORMAL, "h2 conn");
-	set.initial_window_size = (uint32_t)global.bufsize;
+	if (!set.initial_window_size)
+		set.initial_window_size = (uint32_t)global.bufsize;
 	set.max_header_list = (uint32_t)global.bufsize;
 	f->h2 = h2c_new(1, &set, &h2f_ops, f);
 	if (!f->task || !f->h2)
@@ -636,3 +649,49 @@ const char *h2s_rx_trailers(const struct h2s *h, size_t *len)
 	*len = h->rx_tlr_len;
 	return h->rx_tlr;
 }
+
+/* ---- tune.h2.* ---- */
+
+/* tune.h2.header-table-size <n> (at most 65536), tune.h2.initial-window-size
+ * <n> (at most 2^31-1), tune.h2.max-concurrent-streams <n>,
+ * tune.h2.max-frame-size <n> (16384 to 16777215), as HAProxy 2.6 bounds
+ * them. */
+static int kw_tune_h2(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	long v, lo = 0, hi = 2147483647;
+	uint32_t *dst;
+
+	if (!strcmp(args[0], "tune.h2.header-table-size")) {
+		dst = &h2_tune.header_table_size;
+		hi = 65536;
+	} else if (!strcmp(args[0], "tune.h2.initial-window-size")) {
+		dst = &h2_tune.initial_window_size;
+	} else if (!strcmp(args[0], "tune.h2.max-concurrent-streams")) {
+		dst = &h2_tune.max_concurrent_streams;
+	} else {
+		dst = &h2_tune.max_frame_size;
+		lo = 16384;
+		hi = 16777215;
+	}
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects a numeric value.", args[0]);
+		return -1;
+	}
+	if (cfg_parse_uint(args[1], hi, &v, err, errlen) < 0)
+		return -1;
+	if (v < lo) {
+		snprintf(err, errlen, "'%s' expects a value between %ld and %ld.", args[0], lo, hi);
+		return -1;
+	}
+	*dst = (uint32_t)v;
+	return 0;
+}
+
+static const struct cfg_kw h2_kws[] = {
+	{ "tune.h2.header-table-size",      NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
+	{ "tune.h2.initial-window-size",    NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
+	{ "tune.h2.max-concurrent-streams", NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
+	{ "tune.h2.max-frame-size",         NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
+	{ NULL }
+};
+CFG_REGISTER(h2_kws)
