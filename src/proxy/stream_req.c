@@ -20,6 +20,7 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
+#include <sluice/http/mux_h2.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/addr.h>
 #include <sluice/proxy/lb_hash.h>
@@ -156,7 +157,16 @@ static void send_100_continue(struct stream *s)
 	if (!(t->req.flags & HTTP_F_EXPECT_100) || (t->flags & TX_F_CONT_SENT))
 		return;
 	t->flags |= TX_F_CONT_SENT;
-	if (!s->h2s && conn_send_bytes(&s->cli, cont, sizeof(cont) - 1) > 0)
+	if (s->h2s) {
+		/* HTTP/2: an interim HEADERS frame with :status 100 */
+		struct http_msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.status = 100;
+		m.reason = IST("Continue");
+		m.version = IST("HTTP/2.0");
+		h2s_snd_head(s->h2s, &m, 1);
+	} else if (conn_send_bytes(&s->cli, cont, sizeof(cont) - 1) > 0)
 		s->bytes_out += sizeof(cont) - 1;
 	http_hdr_del(&t->req_edit, IST("expect"), HTTP_MATCH_STR, NULL, NULL);
 }
