@@ -854,6 +854,8 @@ static int xfer_response_head(struct stream *s)
 		if (!s->srv_m.rx.data && !t->resp_interim &&
 		    http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;
+		if (!s->srv_m.rx.data && http_reuse_retry(s))
+			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
 		count_failed_resp(s);
 		if (response_started(s))

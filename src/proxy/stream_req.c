@@ -141,7 +141,10 @@ int http_request_emit(struct stream *s)
 		fl |= H1O_F_ADD_CHUNKED;
 	if (h1m_snd_head(&s->srv_m, m, fl, 0) < 0)
 		return -1;
-	if (s->be->retry_on & RETRY_ON_L7)
+	/* an HTTP/2 client cannot be closed silently to retry by itself, as
+	 * an HTTP/1 one is when a reused connection turns out closed: its
+	 * request is kept to go again (http_reuse_retry()) */
+	if ((s->be->retry_on & RETRY_ON_L7) || (s->h2s && s->sc_reqs > 1))
 		http_retry_snapshot(s);
 	return 0;
 }

@@ -76,11 +76,11 @@ void http_retry_snapshot(struct stream *s)
  * of a response went to the client. The server connection is dropped, the
  * copy put back in the server's mux, and the stream goes back to
  * connecting (or to the balancer on redispatch). Returns 1 if it did. */
-int http_l7_retry(struct stream *s, unsigned int why)
+static int l7_retry(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 
-	if (!(s->be->retry_on & why) || !t->retry_copy || s->retries_left <= 0 || !s->srv ||
+	if (!t->retry_copy || s->retries_left <= 0 || !s->srv ||
 	    (t->flags & TX_F_RES_STARTED) || t->resp_interim)
 		return 0;
 	if (conn_is_open(&s->sc)) {
@@ -105,6 +105,16 @@ int http_l7_retry(struct stream *s, unsigned int why)
 	stream_retry(s);
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return 1;
+}
+
+int http_l7_retry(struct stream *s, unsigned int why)
+{
+	return (s->be->retry_on & why) && l7_retry(s);
+}
+
+int http_reuse_retry(struct stream *s)
+{
+	return s->sc_reqs > 1 && l7_retry(s);
 }
 
 unsigned int http_retry_bit_of_status(int status)
@@ -249,6 +259,20 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 
 /* ---- connection reuse ---- */
 
+/* Whether an idle server connection was closed (or spoke) while idle. */
+static int idle_conn_dead(const struct conn *c)
+{
+	char b;
+	ssize_t n;
+
+	if (c->flags & (CONN_F_HUP | CONN_F_ERROR | CONN_F_RD_SHUT | CONN_F_RDHUP))
+		return 1;
+	if (c->ssl)
+		return 0;   /* a TLS record (a ticket) may legitimately wait there */
+	n = recv(c->ph.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
 int http_reuse_conn(struct stream *s)
 {
 	struct http_txn *t = s->txn;
@@ -268,10 +292,18 @@ int http_reuse_conn(struct stream *s)
 			s->sc_srv = NULL;
 		}
 	}
-	if (!got && mode != PX_REUSE_NEVER &&
-	    (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
-	    srv_idle_take(s->srv, &s->sc, s->task,
-	                  mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs)) {
+	/* an idle connection the server closed a moment ago (its FIN not
+	 * seen by the poller yet) would fail the request: a peek tells, and
+	 * the next idle one, or a new connection, is taken instead */
+	for (int tries = 0; !got && tries < 4 && mode != PX_REUSE_NEVER &&
+	     (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
+	     srv_idle_take(s->srv, &s->sc, s->task,
+	                   mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs); tries++) {
+		if (idle_conn_dead(&s->sc)) {
+			conn_close(&s->sc);
+			conn_init(&s->sc, s->task);
+			continue;
+		}
 		srv_used_conns_inc(s->srv);
 		got = 1;
 	}

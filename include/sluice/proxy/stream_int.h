@@ -132,6 +132,10 @@ int  stream_tcp_content_rules(struct stream *s);
 /* stream_srvconn.c: retry-on and the server connection between requests */
 void http_retry_snapshot(struct stream *s);
 int  http_l7_retry(struct stream *s, unsigned int why);
+/* A reused server connection closed before any byte of the response: the
+ * request goes again on a new connection, if a copy of it was kept (an
+ * HTTP/2 stream's, on a reused connection). Returns 1 if it did. */
+int  http_reuse_retry(struct stream *s);
 unsigned int http_retry_bit_of_status(int status);
 /* At the end of a transaction, what becomes of the server connection:
  * http_server_conn_plan() decides (nothing changes yet), and
