@@ -181,18 +181,15 @@ enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
 	}
 	if (r != H1_OK)
 		return r;
-	if (!chan->data && !m->rx.head && (!chan->area || chan->size == m->rx.size) &&
-	    rx_is_one_message(m, msg, is_req)) {
+	if (!chan->area && !m->rx.head && rx_is_one_message(m, msg, is_req)) {
 		/* rx holds this message and nothing else (the common case): it
 		 * becomes the channel, no copy; the spans stay valid. Only at
 		 * offset 0: a head in a channel never moves (buf_realign()
-		 * leaves data at offset 0 where it is); and only between
-		 * buffers of one size, both from the pool */
-		struct buffer tmp = *chan;
-
+		 * leaves data at offset 0 where it is); and only into a
+		 * channel without a buffer, so that a buffer from the pool
+		 * goes where a pool buffer is expected */
 		*chan = m->rx;
-		m->rx = tmp;
-		m->rx.head = m->rx.data = 0;
+		memset(&m->rx, 0, sizeof(m->rx));
 		rx_body_init(m, msg, is_req);
 		rx_account_payload(m, chan->data - msg->head_len);
 		return H1_OK;

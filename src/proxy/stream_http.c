@@ -382,7 +382,9 @@ static void http_wait_req_run(struct stream *s)
 	check_kept_server_conn(s);
 	if (!s->txn_count && http_h2_detect(s))
 		return;
-	s->req.head = s->req.data = 0;   /* a request head goes in empty */
+	/* a request head goes in an empty channel; without a buffer, the
+	 * mux may hand its own over (no copy) */
+	buf_release(&s->req);
 	r = h1m_rcv_head(&s->cli_m, &s->req, 1, HTTP_METH_OTHER, max_head(s),
 	                 H1_O_BARE_LF | H1_O_HOST_OPTIONAL | H1_O_ANY_VERSION |
 	                 ((fe->options & PX_O_ACCEPT_INV_REQ) ? H1_O_ACCEPT_INVALID : 0),
@@ -807,6 +809,8 @@ static int xfer_response_head(struct stream *s)
 	} else {
 		if (s->res.data)
 			return 0;    /* the previous 1xx is still on its way */
+		if (s->res.area)
+			buf_release(&s->res);   /* see http_wait_req_run() */
 		r = h1m_rcv_head(&s->srv_m, &s->res, 0, t->meth, max_head(s),
 		                 H1_O_BARE_LF |
 		                 ((s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ?

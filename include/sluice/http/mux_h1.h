@@ -89,7 +89,9 @@ ssize_t h1m_read(struct h1m *m, size_t limit);
 
 /* Parses a head from rx (read first if it is incomplete). On H1_OK the head
  * is copied into <chan>, which must be empty, <msg> points there and the
- * body state is set from it (<is_req>: a request; a response answers
+ * body state is set from it. A channel without a buffer (area NULL) may
+ * receive rx's own buffer instead of a copy, when it holds nothing but
+ * this message (<is_req>: a request; a response answers
  * <req_meth>). <max_head> bounds the head as h1_parse_head() does. */
 enum h1_result h1m_rcv_head(struct h1m *m, struct buffer *chan, int is_req,
                             enum http_meth req_meth, size_t max_head, unsigned int opts,
