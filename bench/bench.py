@@ -273,9 +273,10 @@ def parse_h2load(out):
     if mean:
         lat = float(mean.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[mean.group(2)]
     ok = int(req.group(4)) if req else 0
-    # over TLS h2load says what ALPN chose; anything but h2 is no HTTP/2
+    # h2load says what ALPN chose (h2) or that it spoke h2c by prior
+    # knowledge; anything else is no HTTP/2
     proto = re.search(r"Application protocol: (\S+)", out)
-    if proto and proto.group(1) != "h2":
+    if proto and proto.group(1) not in ("h2", "h2c"):
         ok = 0
     return {"rps": float(rps.group(1)) if rps and ok else 0.0, "p99": None, "mean": lat,
             "errors": sum(kinds.values()), "requests": ok, "error_kinds": kinds}
