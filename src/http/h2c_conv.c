@@ -11,6 +11,7 @@
  *
  * Concurrency: nothing shared; the scratch memory belongs to one connection.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
@@ -136,10 +137,54 @@ int h2c_head_init(struct h2c_head *hd, const struct h2c_settings *set)
 	return 0;
 }
 
+/* The memory of one head (arena and field array), kept by each thread for
+ * its next head: every request would otherwise malloc and free tens of KB.
+ * Freed with the thread (pthread key destructor). */
+struct head_mem {
+	char *arena;
+	struct http_hdr *fields;
+	size_t arena_size;
+	int max_fields;
+};
+
+static pthread_key_t head_key;
+static pthread_once_t head_key_once = PTHREAD_ONCE_INIT;
+
+static void head_mem_free(void *p)
+{
+	struct head_mem *m = p;
+
+	free(m->arena);
+	free(m->fields);
+	free(m);
+}
+
+static void head_key_init(void)
+{
+	pthread_key_create(&head_key, head_mem_free);
+}
+
 void h2c_head_release(struct h2c_head *hd)
 {
-	free(hd->fields);
-	free(hd->arena);
+	struct head_mem *m;
+
+	if (!hd->arena && !hd->fields)
+		return;
+	pthread_once(&head_key_once, head_key_init);
+	m = pthread_getspecific(head_key);
+	if (!m && (m = calloc(1, sizeof(*m))) && pthread_setspecific(head_key, m) != 0) {
+		free(m);
+		m = NULL;
+	}
+	if (m && !m->arena && hd->arena && hd->fields) {
+		m->arena = hd->arena;
+		m->fields = hd->fields;
+		m->arena_size = hd->arena_size;
+		m->max_fields = hd->max_fields;
+	} else {
+		free(hd->fields);
+		free(hd->arena);
+	}
 	hd->fields = NULL;
 	hd->arena = NULL;
 }
@@ -171,8 +216,20 @@ static char *arena_put(struct h2c_head *hd, const void *p, size_t len)
 
 static int head_alloc(struct h2c_head *hd)
 {
+	struct head_mem *m;
+
 	if (hd->arena)
 		return 0;
+	pthread_once(&head_key_once, head_key_init);
+	m = pthread_getspecific(head_key);
+	if (m && m->arena && m->arena_size == hd->arena_size && m->max_fields == hd->max_fields) {
+		/* the thread's spare */
+		hd->arena = m->arena;
+		hd->fields = m->fields;
+		m->arena = NULL;
+		m->fields = NULL;
+		return 0;
+	}
 	hd->arena = malloc(hd->arena_size);
 	hd->fields = malloc(sizeof(*hd->fields) *
 	                    (size_t)(hd->max_fields + H2C_HEAD_EXTRA_FIELDS));
