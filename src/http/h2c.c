@@ -56,8 +56,6 @@
 /* nghttp2's time-based RST_STREAM limit (tokens, tokens per second) */
 #define H2C_NG_RST_BURST   1000
 #define H2C_NG_RST_RATE    33
-/* PING payload of the graceful shutdown's round trip */
-static const uint8_t h2c_shutdown_ping[8] = { 's', 'l', 'u', 'i', 'c', 'e', 'g', 'a' };
 
 /* shutdown states (RFC 9113 section 6.8, two steps in server role) */
 enum { SHUT_NONE = 0, SHUT_NOTICE, SHUT_FINAL };
@@ -444,15 +442,6 @@ static int cb_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 	case NGHTTP2_PING:
 		if (!(f->hd.flags & NGHTTP2_FLAG_ACK))
 			c->cnt.pings++;
-		else if (c->shutdown == SHUT_NOTICE &&
-		         memcmp(f->ping.opaque_data, h2c_shutdown_ping, 8) == 0) {
-			/* one round trip after the notice: streams the client
-			 * opened meanwhile are all known (RFC 9113 section 6.8) */
-			c->shutdown = SHUT_FINAL;
-			nghttp2_submit_goaway(ng, NGHTTP2_FLAG_NONE,
-			                      nghttp2_session_get_last_proc_stream_id(ng),
-			                      NGHTTP2_NO_ERROR, NULL, 0);
-		}
 		break;
 	case NGHTTP2_WINDOW_UPDATE:
 		c->cnt.window_updates++;
@@ -872,9 +861,22 @@ static size_t copy_out(char *out, size_t room, const uint8_t **src, size_t *len)
 	return n;
 }
 
+/* The final GOAWAY of a graceful shutdown, once no stream is left. */
+static void shutdown_final(struct h2c *c)
+{
+	if (c->shutdown != SHUT_NOTICE || c->nstreams || c->fatal)
+		return;
+	c->shutdown = SHUT_FINAL;
+	nghttp2_submit_goaway(c->ng, NGHTTP2_FLAG_NONE,
+	                      nghttp2_session_get_last_proc_stream_id(c->ng),
+	                      NGHTTP2_NO_ERROR, NULL, 0);
+}
+
 ssize_t h2c_send(struct h2c *c, char *out, size_t room)
 {
 	size_t done = 0;
+
+	shutdown_final(c);
 
 	while (done < room) {
 		if (c->pend_len) {
@@ -912,6 +914,8 @@ int h2c_want_write(const struct h2c *c)
 {
 	if (c->pend_len)
 		return 1;
+	if (c->shutdown == SHUT_NOTICE && !c->nstreams && !c->fatal)
+		return 1;   /* the final GOAWAY (shutdown_final()) */
 	if (c->fatal)
 		return c->own_goaway_off < c->own_goaway_len;
 	return nghttp2_session_want_write(c->ng);
@@ -1068,11 +1072,13 @@ void h2c_shutdown(struct h2c *c)
 	if (!c->cnt.calm_cause)
 		c->cnt.calm_cause = H2C_CAUSE_SHUTDOWN;
 	if (c->server_role) {
-		/* RFC 9113 section 6.8: announce, then after a round trip (our
-		 * PING's ACK) send the last stream id */
+		/* RFC 9113 section 6.8: announce (GOAWAY with the largest id),
+		 * then, once the streams in flight are done, the last stream
+		 * id (shutdown_final()). HAProxy 2.6 does the same, without the
+		 * PING round trip the RFC suggests: peers and tests expect the
+		 * second GOAWAY with nothing in between */
 		c->shutdown = SHUT_NOTICE;
 		nghttp2_submit_shutdown_notice(c->ng);
-		nghttp2_submit_ping(c->ng, NGHTTP2_FLAG_NONE, h2c_shutdown_ping);
 		return;
 	}
 	c->shutdown = SHUT_FINAL;

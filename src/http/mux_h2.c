@@ -29,7 +29,16 @@
  * defaults (h2c.h), but the stream window, one buffer (tune.bufsize) */
 static struct h2c_settings h2_tune;
 
+/* The thread's HTTP/2 connections, for the soft stop: h2f_live holds those
+ * not told yet; the stop task moves them to h2f_told a batch at a time, so
+ * that no run of it goes over them all. */
+static __thread struct list h2f_live, h2f_told;
+static struct task *h2_stop_task[MAX_THREADS];
+
+#define H2_STOP_BATCH  256
+
 struct h2f {
+	struct list list;           /* in the thread's h2f_live (or h2f_told) */
 	struct conn c;
 	struct task *task;
 	struct h2c *h2;
@@ -41,6 +50,7 @@ struct h2f {
 	uint64_t idle_exp;          /* no stream: timeout http-keep-alive / client */
 	int shut;                   /* GOAWAY queued: closing once it is out */
 	size_t preface_seen;        /* bytes of the client preface checked */
+	int stopping;               /* soft stop: GOAWAY sent */
 	uint64_t served;            /* streams given to sluice streams */
 };
 
@@ -366,6 +376,7 @@ static void h2f_free(struct h2f *f)
 			h2s_free(h);
 		}
 	}
+	list_del_init(&f->list);
 	h2c_free(f->h2);
 	conn_close(&f->c);
 	if (f->rx.area)
@@ -470,6 +481,13 @@ static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
 			break;
 		more = round == H2F_ROUNDS - 1;
 	}
+	if (atomic_load(&global.stopping) && !f->shut && !f->stopping) {
+		/* soft stop: GOAWAY (in two steps, RFC 9113 section 6.8); the
+		 * streams below the last id finish, then the connection ends */
+		f->stopping = 1;
+		h2c_shutdown(f->h2);
+		h2f_write(f);
+	}
 	if (!h2c_want_read(f->h2) && !h2c_want_write(f->h2) && !f->tx.data)
 		goto dead;
 	if (f->shut && !h2c_want_write(f->h2) && !f->tx.data)
@@ -506,6 +524,7 @@ int h2_front_takeover(struct stream *s)
 	if (!f->task || !f->h2)
 		goto fail;
 	list_init(&f->streams);
+	list_append(&h2f_live, &f->list);
 	f->lst = s->lst;
 	f->fe = s->fe;
 	conn_init(&f->c, f->task);
@@ -531,6 +550,7 @@ int h2_front_takeover(struct stream *s)
 	return 0;
 fail_conn:
 	conn_move(&s->cli, &f->c, s->task);
+	list_del_init(&f->list);
 fail:
 	if (f->h2)
 		h2c_free(f->h2);
@@ -695,3 +715,50 @@ static const struct cfg_kw h2_kws[] = {
 	{ NULL }
 };
 CFG_REGISTER(h2_kws)
+
+/* ---- soft stop ---- */
+
+static struct task *h2_stop_process(struct task *t, void *ctx, unsigned int state)
+{
+	for (int n = 0; n < H2_STOP_BATCH && !list_empty(&h2f_live); n++) {
+		struct h2f *f = list_elem(h2f_live.next, struct h2f, list);
+
+		list_del_init(&f->list);
+		list_append(&h2f_told, &f->list);
+		task_wakeup(f->task, TASK_WOKEN_MSG);
+	}
+	if (!list_empty(&h2f_live))
+		task_wakeup(t, TASK_WOKEN_OTHER);
+	return t;
+}
+
+static void h2_soft_stop(int tid)
+{
+	if (h2_stop_task[tid])
+		task_wakeup(h2_stop_task[tid], TASK_WOKEN_OTHER);
+}
+
+static int h2_thread_init(int tid)
+{
+	list_init(&h2f_live);
+	list_init(&h2f_told);
+	h2_stop_task[tid] = task_new(h2_stop_process, NULL, tid, TC_BULK, "h2_stop");
+	return h2_stop_task[tid] ? 0 : -1;
+}
+
+static void h2_thread_deinit(int tid)
+{
+	if (h2_stop_task[tid])
+		task_destroy(h2_stop_task[tid]);
+	h2_stop_task[tid] = NULL;
+}
+
+static struct thread_init_hook h2_thread_hook = { .fn = h2_thread_init,
+                                                  .deinit = h2_thread_deinit };
+static struct listener_stop_hook h2_stop_hook = { .fn = h2_soft_stop };
+
+__attribute__((constructor)) static void h2_register(void)
+{
+	thread_register_init(&h2_thread_hook);
+	listener_register_stop(&h2_stop_hook);
+}

@@ -206,10 +206,21 @@ void listener_conn_closed(struct listener *l)
 }
 
 /* Bulk task of each thread: closes its listening sockets on soft stop. */
+static struct listener_stop_hook *stop_hooks;
+
+void listener_register_stop(struct listener_stop_hook *h)
+{
+	h->next = stop_hooks;
+	stop_hooks = h;
+}
+
 static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 {
 	int tid = th_ctx->tid;
 	struct list *pos, *tmp;
+
+	for (struct listener_stop_hook *h = stop_hooks; h; h = h->next)
+		h->fn(tid);
 
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);

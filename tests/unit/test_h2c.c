@@ -806,7 +806,7 @@ static void test_websocket_server(void)
 static void test_reset_refuse_shutdown(void)
 {
 	struct srv s;
-	int32_t sid, sid2;
+	int32_t sid;
 
 	srv_open(&s, NULL);
 	sid = peer_request_body(s.p, "x", 1, REQ(":method", "POST", ":scheme", "https",
@@ -849,18 +849,15 @@ static void test_reset_refuse_shutdown(void)
 	CHECK(s.p->st[sid].closed && s.p->st[sid].close_err == NGHTTP2_PROTOCOL_ERROR);
 	CHECK(!ost_of(s.o, sid)->used);
 
-	/* graceful shutdown: notice, then the last id after a round trip; the
-	 * open stream still completes */
+	/* graceful shutdown: notice, the open stream still completes, then
+	 * the last id */
 	sid = peer_request(s.p, REQ(":method", "GET", ":scheme", "https", ":path", "/",
 	                                  ":authority", "a"));
 	pump(s.c, s.p);
 	h2c_shutdown(s.c);
 	pump(s.c, s.p);
-	CHECK(s.p->goaway == 2 && s.p->goaway_err == 0 && s.p->goaway_last == sid);
+	CHECK(s.p->goaway == 1 && s.p->goaway_err == 0 && s.p->goaway_last == 0x7fffffff);
 	CHECK(h2c_want_read(s.c));
-	sid2 = peer_request(s.p, REQ(":method", "GET", ":scheme", "https", ":path", "/",
-	                                   ":authority", "a"));
-	(void)sid2;
 	{
 		struct http_msg m = { 0 };
 
@@ -869,6 +866,9 @@ static void test_reset_refuse_shutdown(void)
 	}
 	pump(s.c, s.p);
 	CHECK(s.p->st[sid].closed && s.p->st[sid].close_err == 0);
+	/* the final GOAWAY went out (the nghttp2 peer, done with the
+	 * connection, no longer reports it; reg-tests/h2/h2_soft_stop.vtc
+	 * checks its last stream id): nothing left to do */
 	CHECK(!h2c_want_read(s.c) && !h2c_want_write(s.c));
 	srv_close(&s);
 }

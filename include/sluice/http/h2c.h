@@ -260,10 +260,12 @@ void h2c_consumed(struct h2c *c, int32_t sid, size_t n);
  * <err>, no further callback for it. 0 or H2C_E_INVAL. */
 int h2c_reset_stream(struct h2c *c, int32_t sid, uint32_t err);
 
-/* Graceful close (RFC 9113 section 6.8): GOAWAY with the last stream id
- * seen; streams below it finish, no new one is accepted (server role) or
- * opened (client role). h2c_want_read()/h2c_want_write() turn 0 once they
- * are done and the GOAWAY is sent. */
+/* Graceful close (RFC 9113 section 6.8). Server role, in two steps as
+ * HAProxy 2.6: a GOAWAY with the largest stream id first (streams the
+ * client has in flight are still taken), then, once no stream is left, a
+ * GOAWAY with the last stream id processed. Client role: the last one at
+ * once, no new stream opened. h2c_want_read()/h2c_want_write() turn 0 once
+ * the streams are done and the GOAWAY is sent. */
 void h2c_shutdown(struct h2c *c);
 
 /* At once: GOAWAY NO_ERROR with the last stream id processed, no new

@@ -46,6 +46,15 @@ int  listeners_count_sockets(void);
  * lowers counters and resumes paused listeners. */
 void listener_conn_closed(struct listener *l);
 
+/* Called on each thread when the soft stop begins (SIGUSR1), from that
+ * thread, before its listeners close: connections that can say goodbye
+ * (HTTP/2 GOAWAY) start doing so. Register before the threads start. */
+struct listener_stop_hook {
+	void (*fn)(int tid);
+	struct listener_stop_hook *next;
+};
+void listener_register_stop(struct listener_stop_hook *h);
+
 /* Wakes the threads that paused a listener, so that they check limits again
  * (after a connection ended or a limit was raised). */
 void listeners_resume_all(void);
