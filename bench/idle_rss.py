@@ -4,16 +4,18 @@ HTTP/2 issue's memory target): N clients connect, make one request, then
 stay idle; the proxy's RSS is read before and with them, and the
 difference divided by N.
 
-    python3 bench/idle_rss.py [--mode h1|h2c] [--conns N]
+    python3 bench/idle_rss.py [--mode h1|h2c|tls] [--conns N]
 
 h1:  HTTP/1.1 keep-alive clients (scenario http-ka-100's configuration).
 h2c: HTTP/2 by prior knowledge (scenario h2c-100x10's configuration): the
      preface, SETTINGS, one GET on stream 1, its response read whole.
-TLS connections: bench/tls_idle_rss.py.
+tls: HTTP/1.1 keep-alive over TLS (scenario https-ka-100's configuration,
+     bench/https.cfg): handshake, one request.
 """
 import argparse
 import os
 import socket
+import ssl
 import struct
 import sys
 import tempfile
@@ -67,9 +69,14 @@ def h1_request(s):
 
 
 def hold(port, n, mode):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
     conns = []
     for _ in range(n):
         s = socket.create_connection(("127.0.0.1", port))
+        if mode == "tls":
+            s = ctx.wrap_socket(s, server_hostname="www.test.local")
         (h2_request if mode == "h2c" else h1_request)(s)
         conns.append(s)
     return conns
@@ -77,7 +84,7 @@ def hold(port, n, mode):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mode", choices=("h1", "h2c"), default="h2c")
+    ap.add_argument("--mode", choices=("h1", "h2c", "tls"), default="h2c")
     ap.add_argument("--conns", type=int, default=5000)
     ap.add_argument("--sluice", default=os.path.join(bench.TOP, "sluice"))
     ap.add_argument("--haproxy", default="/usr/sbin/haproxy")
@@ -86,7 +93,8 @@ def main():
     bench.raise_fd_limit()
     work = tempfile.mkdtemp(prefix="idle-rss-")
     nginx, origin_port = bench.start_origin(work)
-    scen = bench.SCENARIOS["h2c-100x10" if a.mode == "h2c" else "http-ka-100"]
+    scen = bench.SCENARIOS[{"h1": "http-ka-100", "h2c": "h2c-100x10",
+                            "tls": "https-ka-100"}[a.mode]]
     try:
         for side in bench.PROXIES:
             p, port = bench.start_side(a, side, scen, work, origin_port)

@@ -453,6 +453,28 @@ static int use_backend_check_use(struct cfg_ctx *ctx, const struct acl_cond *con
 	return 0;
 }
 
+int proxy_parse_switch_cond(struct cfg_ctx *ctx, char **args, int nargs,
+                            struct acl_cond **cond, char *err, size_t errlen)
+{
+	char sub[512];
+
+	*cond = NULL;
+	if (nargs <= 2)
+		return 0;
+	if (strcmp(args[2], "if") != 0 && strcmp(args[2], "unless") != 0) {
+		snprintf(err, errlen, "unexpected keyword '%s' after switching rule, only 'if' "
+		         "and 'unless' are allowed.", args[2]);
+		return -1;
+	}
+	*cond = acl_cond_parse(args + 2, nargs - 2, ctx->px->acls, ctx->file, ctx->line,
+	                       sub, sizeof(sub));
+	if (!*cond) {
+		snprintf(err, errlen, "error detected while parsing switching rule : %s.", sub);
+		return -1;
+	}
+	return 0;
+}
+
 /* use_backend <name> [{if | unless} <condition>]
  *
  * A fixed <name> is resolved after parsing (proxy_check_one) into r->be.
@@ -495,19 +517,8 @@ static int use_backend_parse(struct cfg_ctx *ctx, char **args, int nargs, char *
 		snprintf(err, errlen, "expects a backend name.");
 		return -1;
 	}
-	if (nargs > 2) {
-		if (strcmp(args[2], "if") != 0 && strcmp(args[2], "unless") != 0) {
-			snprintf(err, errlen, "unexpected keyword '%s' after switching rule, only 'if' "
-			         "and 'unless' are allowed.", args[2]);
-			return -1;
-		}
-		cond = acl_cond_parse(args + 2, nargs - 2, ctx->px->acls, ctx->file, ctx->line,
-		                      sub, sizeof(sub));
-		if (!cond) {
-			snprintf(err, errlen, "error detected while parsing switching rule : %s.", sub);
-			return -1;
-		}
-	}
+	if (proxy_parse_switch_cond(ctx, args, nargs, &cond, err, errlen) < 0)
+		return -1;
 	r = calloc(1, sizeof(*r));
 	plain = malloc(strlen(args[1]) + 1);
 	if (!r || !plain)

@@ -18,26 +18,14 @@
 static int kw_use_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	struct use_server_rule *r;
-	struct acl_cond *cond = NULL;
-	char sub[512];
+	struct acl_cond *cond;
 
 	if (nargs < 2) {
 		snprintf(err, errlen, "expects a server name.");
 		return -1;
 	}
-	if (nargs > 2) {
-		if (strcmp(args[2], "if") != 0 && strcmp(args[2], "unless") != 0) {
-			snprintf(err, errlen, "unexpected keyword '%s' after server name, only 'if' "
-			         "and 'unless' are allowed.", args[2]);
-			return -1;
-		}
-		cond = acl_cond_parse(args + 2, nargs - 2, ctx->px->acls, ctx->file, ctx->line,
-		                      sub, sizeof(sub));
-		if (!cond) {
-			snprintf(err, errlen, "error detected while parsing switching rule : %s.", sub);
-			return -1;
-		}
-	}
+	if (proxy_parse_switch_cond(ctx, args, nargs, &cond, err, errlen) < 0)
+		return -1;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->name = strdup(args[1])) || !(r->file = strdup(ctx->file))) {
 		if (r)

@@ -258,6 +258,13 @@ struct proxy {
 
 extern struct list proxies;     /* every proxy, defaults excluded */
 
+struct cfg_ctx;
+/* The optional "{if | unless} <condition>" at args[2] of a switching rule
+ * (use_backend, use-server): 0 with *cond (NULL without a condition), or -1
+ * with <err> set. */
+int proxy_parse_switch_cond(struct cfg_ctx *ctx, char **args, int nargs,
+                            struct acl_cond **cond, char *err, size_t errlen);
+
 /* Called by the parser on a section line. Returns the proxy, or NULL with
  * a message in <err>. */
 struct proxy *proxy_cfg_begin(struct cfg_ctx *ctx, enum cfg_section sec,
