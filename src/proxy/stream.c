@@ -41,6 +41,7 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/mux_h2.h>
 #include <sluice/http/txn.h>
+#include <sluice/core/thread.h>
 #include <sluice/net/listener.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
@@ -1383,6 +1384,70 @@ static int stream_postparse(void)
 }
 
 static struct cfg_post_hook stream_post = { .fn = stream_postparse, .order = 5 };
+
+/* ---- soft stop ---- */
+
+/* On a soft stop every stream of the thread is woken once, so that the
+ * idle keep-alive ones close at once (http_wait_req()) instead of at their
+ * timeout. A batch per run: each woken stream moves to the end of the
+ * list, and the walk covers as many streams as the thread had when the
+ * stop began. */
+#define STREAMS_STOP_BATCH  256
+
+static struct task *streams_stop_task[MAX_THREADS];
+static int streams_stop_left[MAX_THREADS];
+
+static struct task *streams_stop_process(struct task *t, void *ctx, unsigned int state)
+{
+	int tid = th_ctx->tid;
+
+	lock_take(&thr_streams[tid].lock);
+	if (streams_stop_left[tid] < 0)
+		streams_stop_left[tid] = thr_streams[tid].count;
+	for (int n = 0; n < STREAMS_STOP_BATCH && streams_stop_left[tid] > 0 &&
+	     !list_empty(&thr_streams[tid].head); n++) {
+		struct stream *s = list_elem(thr_streams[tid].head.next, struct stream, list);
+
+		list_del_init(&s->list);
+		list_append(&thr_streams[tid].head, &s->list);
+		task_wakeup(s->task, TASK_WOKEN_MSG);
+		streams_stop_left[tid]--;
+	}
+	if (streams_stop_left[tid] > 0 && !list_empty(&thr_streams[tid].head))
+		task_wakeup(t, TASK_WOKEN_OTHER);
+	lock_release(&thr_streams[tid].lock);
+	return t;
+}
+
+static void streams_soft_stop(int tid)
+{
+	streams_stop_left[tid] = -1;
+	if (streams_stop_task[tid])
+		task_wakeup(streams_stop_task[tid], TASK_WOKEN_OTHER);
+}
+
+static int streams_thread_init(int tid)
+{
+	streams_stop_task[tid] = task_new(streams_stop_process, NULL, tid, TC_BULK, "streams_stop");
+	return streams_stop_task[tid] ? 0 : -1;
+}
+
+static void streams_thread_deinit(int tid)
+{
+	if (streams_stop_task[tid])
+		task_destroy(streams_stop_task[tid]);
+	streams_stop_task[tid] = NULL;
+}
+
+static struct thread_init_hook streams_thread_hook = { .fn = streams_thread_init,
+                                                       .deinit = streams_thread_deinit };
+static struct listener_stop_hook streams_stop_hook = { .fn = streams_soft_stop };
+
+__attribute__((constructor)) static void streams_stop_register(void)
+{
+	thread_register_init(&streams_thread_hook);
+	listener_register_stop(&streams_stop_hook);
+}
 
 __attribute__((constructor)) static void stream_register_post(void)
 {

@@ -449,6 +449,15 @@ static void http_wait_req_run(struct stream *s)
 
 static void http_wait_req(struct stream *s)
 {
+	if (atomic_load(&global.stopping) && s->txn_count && !s->cli_m.rx.data &&
+	    !(s->cli.flags & CONN_F_RD_READY)) {
+		/* soft stop: an idle keep-alive connection closes now, as
+		 * HAProxy closes it */
+		if (s->txn)
+			s->txn->flags |= TX_F_LOGGED;
+		s->st = SST_CLOSED;
+		return;
+	}
 	if (!http_wait_req_due(s)) {
 		check_kept_server_conn(s);
 		http_idle_release(s);
@@ -733,6 +742,8 @@ static int response_parsed(struct stream *s)
 	t->status = m->status;
 	if (!from_server && (m->flags & HTTP_F_CONN_CLOSE))
 		t->flags |= TX_F_CLI_CLOSE;
+	if (atomic_load(&global.stopping))
+		t->flags |= TX_F_CLI_CLOSE;   /* soft stop: the last response, "Connection: close" */
 	http_body_init(&t->res_body, m, 0);
 	if (t->res_body.until_close)
 		t->flags |= TX_F_CLI_CLOSE;   /* the body ends with the connection */
