@@ -516,6 +516,7 @@ int h2_front_takeover(struct stream *s)
 
 	if (!f)
 		return -1;
+	list_init(&f->list);
 	f->task = task_new(h2f_process, f, th_ctx->tid, TC_NORMAL, "h2 conn");
 	if (!set.initial_window_size)
 		set.initial_window_size = (uint32_t)global.bufsize;
@@ -542,7 +543,7 @@ int h2_front_takeover(struct stream *s)
 		}
 		if (h2c_recv(f->h2, f->rx.area, f->rx.data) < 0)
 			f->shut = 1;
-		f->rx.data = 0;
+		buf_release(&f->rx);
 	}
 	f->idle_exp = tick_add_ifset(now_ms(), http_first_set(f->fe->timeout_http_request,
 	                                                      f->fe->timeout_client));
@@ -550,8 +551,9 @@ int h2_front_takeover(struct stream *s)
 	return 0;
 fail_conn:
 	conn_move(&s->cli, &f->c, s->task);
-	list_del_init(&f->list);
 fail:
+	list_del_init(&f->list);
+	buf_release(&f->rx);
 	if (f->h2)
 		h2c_free(f->h2);
 	if (f->task)
