@@ -355,8 +355,8 @@ static int http_h2_detect(struct stream *s)
 		m = h2_preface_match(buf_head(&s->cli_m.rx), s->cli_m.rx.data);
 		if (m < 0 || (!m && (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))))
 			return 0;
-		if (!m)
-			return 1;   /* a beginning of the preface: wait for the rest */
+		if (!m)   /* a beginning of the preface: wait for the rest, within timeout http-request */
+			return !(s->http_exp && now_ms() >= s->http_exp);
 		h2 = 1;
 	}
 	if (!h2)
