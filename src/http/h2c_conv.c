@@ -30,22 +30,11 @@ static inline struct ist mk_ist(const char *p, size_t len)
 	return (struct ist){ p, len };
 }
 
-static int ist_ieq_lit(struct ist s, const char *lower, size_t len)
-{
-	size_t i;
-
-	if (s.len != len)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (LOWER(s.ptr[i]) != (unsigned char)lower[i])
-			return 0;
-	return 1;
-}
-
-#define IEQ(s, lit) ist_ieq_lit((s), (lit), sizeof(lit) - 1)
+/* <s> equals <lower> (a NUL-terminated lower-case literal), ignoring case */
+#define IEQ(s, lit) h1_name_eq((s), (lit))
 
 /* Whether comma-separated list <v> holds token <lower> (RFC 9110 5.6.1). */
-static int list_has_token(struct ist v, const char *lower, size_t len)
+static int list_has_token(struct ist v, const char *lower)
 {
 	const char *p = v.ptr, *end = v.ptr + v.len;
 
@@ -60,7 +49,7 @@ static int list_has_token(struct ist v, const char *lower, size_t len)
 		e = p;
 		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
 			e--;
-		if (ist_ieq_lit(mk_ist(s, (size_t)(e - s)), lower, len))
+		if (h1_name_eq(mk_ist(s, (size_t)(e - s)), lower))
 			return 1;
 	}
 	return 0;
@@ -754,7 +743,7 @@ static void out_fields(struct h2c_out *o, const struct http_hdr *h, int n,
 		case OK_DROP:
 			continue;
 		case OK_TE:
-			if (list_has_token(h[i].value, "trailers", 8))
+			if (list_has_token(h[i].value, "trailers"))
 				out_nv(o, IST("te"), IST("trailers"));
 			continue;
 		case OK_HOST:
@@ -888,7 +877,7 @@ static int out_is_websocket(const struct http_msg *msg)
 		return 0;
 	for (i = 0; i < msg->nhdrs; i++)
 		if (!http_hdr_is_deleted(&msg->hdrs[i]) && IEQ(msg->hdrs[i].name, "upgrade") &&
-		    list_has_token(msg->hdrs[i].value, "websocket", 9))
+		    list_has_token(msg->hdrs[i].value, "websocket"))
 			return 1;
 	return 0;
 }
