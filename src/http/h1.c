@@ -221,9 +221,7 @@ enum http_meth h1_meth_from_token(const char *p, size_t len)
 	return HTTP_METH_OTHER;
 }
 
-/* Next member of a comma-separated list (RFC 9110 section 5.6.1) starting at
- * *pp, without its surrounding OWS; *pp is left on the comma or at <end>. */
-static struct ist h1_list_elem(const char **pp, const char *end)
+struct ist h1_list_elem(const char **pp, const char *end)
 {
 	const char *p = *pp, *s, *e;
 

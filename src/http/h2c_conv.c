@@ -38,20 +38,9 @@ static int list_has_token(struct ist v, const char *lower)
 {
 	const char *p = v.ptr, *end = v.ptr + v.len;
 
-	while (p < end) {
-		const char *s, *e;
-
-		while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
-			p++;
-		s = p;
-		while (p < end && *p != ',')
-			p++;
-		e = p;
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		if (h1_name_eq(mk_ist(s, (size_t)(e - s)), lower))
+	for (; p < end; p++)
+		if (h1_name_eq(h1_list_elem(&p, end), lower))
 			return 1;
-	}
 	return 0;
 }
 

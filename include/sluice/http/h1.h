@@ -102,6 +102,11 @@ size_t h1_chunk_feed(struct h1_chunk *c, const char *buf, size_t len,
 
 enum http_meth h1_meth_from_token(const char *p, size_t len);
 
+/* Next member of a comma-separated list (RFC 9110 section 5.6.1) starting at
+ * *pp, without its surrounding OWS; *pp is left on the comma or at <end>
+ * (the caller steps over the comma). */
+struct ist h1_list_elem(const char **pp, const char *end);
+
 /* Case-insensitive header name comparison; <lower> is NUL-terminated and
  * already lower case. */
 int h1_name_eq(struct ist name, const char *lower);
