@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sluice/http/h1_out.h>
+#include <sluice/http/msgedit.h>
 
 #define LOWER(c) ((unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 0x20 : (c)))
 
@@ -307,7 +308,12 @@ static void w_start_line(struct writer *w, const struct http_msg *m, unsigned in
 		w_ist(w, version);
 		W_LIT(w, " ");
 		w_put(w, code, 4);
-		w_ist(w, m->reason);
+		/* HTTP/2 has no reason phrase: the usual one, as HAProxy */
+		if (m->reason.len)
+			w_ist(w, m->reason);
+		else
+			w_ist(w, mk_ist(http_status_reason(m->status),
+			                strlen(http_status_reason(m->status))));
 	}
 	W_LIT(w, "\r\n");
 }

@@ -1104,6 +1104,11 @@ int h2c_streams(const struct h2c *c)
 	return c->nstreams;
 }
 
+int h2c_peer_settings_known(const struct h2c *c)
+{
+	return c->peer_settings;
+}
+
 int h2c_peer_max_streams(const struct h2c *c)
 {
 	uint32_t v;

@@ -674,6 +674,11 @@ const char *h2s_rx_trailers(const struct h2s *h, size_t *len)
 
 /* ---- tune.h2.* ---- */
 
+void h2_tune_get(struct h2c_settings *out)
+{
+	*out = h2_tune;
+}
+
 /* tune.h2.header-table-size <n> (at most 65536), tune.h2.initial-window-size
  * <n> (at most 2^31-1), tune.h2.max-concurrent-streams <n>,
  * tune.h2.max-frame-size <n> (16384 to 16777215), as HAProxy 2.6 bounds

@@ -132,12 +132,9 @@ static int parse_method_opt(struct ssl_methods *m, char **args, int nargs, int *
 	return 0;
 }
 
-/* "h2,http/1.1" to ALPN's wire format. Without <h2> (servers: HTTP/2 to
- * servers is not spoken yet), "h2" is left out with a warning, so that the
- * server falls back to HTTP/1.1 instead of negotiating a protocol nobody
- * speaks. */
-static int parse_alpn(const char *list, const char *file, int line, int h2,
-                      unsigned char **out, size_t *outlen, char *err, size_t errlen)
+/* "h2,http/1.1" to ALPN's wire format. */
+static int parse_alpn(const char *list, unsigned char **out, size_t *outlen, char *err,
+                      size_t errlen)
 {
 	size_t len = strlen(list), w = 0;
 	unsigned char *buf = malloc(len + 1);
@@ -154,14 +151,9 @@ static int parse_alpn(const char *list, const char *file, int line, int h2,
 			snprintf(err, errlen, "invalid ALPN protocol list '%s'.", list);
 			return -1;
 		}
-		if (!h2 && l == 2 && !memcmp(p, "h2", 2)) {
-			cfg_warning(file, line, "alpn: 'h2' is left out: HTTP/2 to servers is not "
-			            "implemented yet; the server is spoken to in http/1.1.");
-		} else {
-			buf[w++] = (unsigned char)l;
-			memcpy(buf + w, p, l);
-			w += l;
-		}
+		buf[w++] = (unsigned char)l;
+		memcpy(buf + w, p, l);
+		w += l;
 		p += l + (e ? 1 : 0);
 	}
 	free(*out);
@@ -302,7 +294,7 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 			return -1;
 		}
 		++*i;
-		return parse_alpn(args[*i], bc->file, bc->line, 1, &c->alpn, &c->alpn_len,
+		return parse_alpn(args[*i], &c->alpn, &c->alpn_len,
 		                  err, errlen) < 0 ? -1 : 1;
 	}
 	if (!strcmp(o, "ca-ignore-err") || !strcmp(o, "crt-ignore-err")) {
@@ -430,8 +422,7 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 			return -1;
 		}
 		++*i;
-		return parse_alpn(args[*i], srv->conf_file, srv->conf_line, 0, &c->alpn,
-		                  &c->alpn_len, err, errlen) < 0 ? -1 : 1;
+		return parse_alpn(args[*i], &c->alpn, &c->alpn_len, err, errlen) < 0 ? -1 : 1;
 	}
 	rc = parse_method_opt(&c->m, args, nargs, i, err, errlen);
 	if (rc)

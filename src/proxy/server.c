@@ -32,6 +32,7 @@ struct server *server_new_default(void)
 	queue_init(&s->queue);
 	s->pool_max_conn = -1;
 	s->pool_purge_delay = 5000;
+	s->max_reuse = -1;
 	return s;
 }
 
@@ -47,6 +48,8 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->disabled_at_start = src->disabled_at_start;
 	dst->pool_max_conn = src->pool_max_conn;
 	dst->pool_purge_delay = src->pool_purge_delay;
+	dst->proto = src->proto;
+	dst->max_reuse = src->max_reuse;
 	ssl_srv_conf_copy(dst, src);
 }
 
@@ -182,6 +185,38 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				return -1;
 			} else if (!strcmp(o, "pool-max-conn")) {
 				s->pool_max_conn = (int)v;
+			}
+			continue;
+		}
+		if (!strcmp(o, "proto")) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'proto' : missing value.");
+				return -1;
+			}
+			i++;
+			if (!strcmp(args[i], "h2")) {
+				s->proto = SRV_PROTO_H2;
+			} else if (!strcmp(args[i], "h1")) {
+				s->proto = SRV_PROTO_H1;
+			} else {
+				snprintf(err, errlen, "'proto' : unknown or unsupported MUX protocol "
+				         "'%s' (sluice has h1 and h2).", args[i]);
+				return -1;
+			}
+			continue;
+		}
+		if (!strcmp(o, "max-reuse")) {
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'max-reuse' expects an integer argument.");
+				return -1;
+			}
+			i++;
+			if (!strcmp(args[i], "-1")) {
+				s->max_reuse = -1;
+			} else if (cfg_parse_uint(args[i], 2147483647, &v, err, errlen) < 0) {
+				return -1;
+			} else {
+				s->max_reuse = (int)v;
 			}
 			continue;
 		}

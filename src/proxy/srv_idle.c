@@ -30,6 +30,8 @@
 struct srv_idle_list {
 	struct list head;   /* struct idle_conn, most recent first */
 	int count;
+	struct list h2;     /* the thread's HTTP/2 connections to the server
+	                     * (mux_h2_back.c), busy or not */
 };
 
 struct idle_conn {
@@ -65,13 +67,22 @@ static struct srv_idle_list *idle_list(struct server *srv)
 
 		if (!l)
 			return NULL;
-		for (int i = 0; i < MAX_THREADS; i++)
+		for (int i = 0; i < MAX_THREADS; i++) {
 			list_init(&l[i].head);
+			list_init(&l[i].h2);
+		}
 		if (!__atomic_compare_exchange_n(&srv->idle, &exp, l, 0, __ATOMIC_ACQ_REL,
 		                                 __ATOMIC_ACQUIRE))
 			free(l);
 	}
 	return &__atomic_load_n(&srv->idle, __ATOMIC_ACQUIRE)[th_ctx->tid];
+}
+
+struct list *srv_h2_conns(struct server *srv)
+{
+	struct srv_idle_list *l = idle_list(srv);
+
+	return l ? &l->h2 : NULL;
 }
 
 static void idle_conn_free(struct idle_conn *ic, int close_it)

@@ -40,6 +40,7 @@
 #include <sluice/net/addr.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/mux_h2.h>
+#include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/core/thread.h>
 #include <sluice/net/listener.h>
@@ -429,6 +430,10 @@ void stream_free(struct stream *s)
 	 * addresses (looked up lazily) and read their TLS sessions */
 	if (!(s->http_flags & SF_HTTP) && !s->hs_failed)
 		stream_log_end(s);
+	if (s->h2bs) {
+		h2bs_detach(s->h2bs);
+		s->h2bs = NULL;
+	}
 	conn_close(&s->sc);
 	if (s->h2s) {
 		s->cli.ssl = NULL;   /* the HTTP/2 connection's */
@@ -1041,6 +1046,12 @@ void do_connecting(struct stream *s)
 		s->conn_exp = 0;
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
+		/* `proto h2`, or ALPN h2: the connection becomes a multiplexed
+		 * HTTP/2 one, this stream its first (a request already sent
+		 * as HTTP/1, retried, cannot go there) */
+		if (s->txn && h2b_conn_is_h2(s->srv, &s->sc) &&
+		    ((s->txn->flags & TX_F_REQ_GONE) || h2b_adopt(s) < 0))
+			connect_failed(s, 0);
 		return;
 	}
 	if (status != EINPROGRESS) {

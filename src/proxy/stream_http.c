@@ -48,6 +48,7 @@
 #include <sluice/http/msgedit.h>
 #include <openssl/ssl.h>
 #include <sluice/http/mux_h2.h>
+#include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
@@ -210,6 +211,35 @@ static int cli_snd_head(struct stream *s, const struct http_msg *m, unsigned int
 static int cli_tx_finished(const struct stream *s)
 {
 	return s->h2s ? h2s_tx_finished(s->h2s) : h1m_tx_finished(&s->cli_m);
+}
+
+/* ---- the server side's mux: HTTP/1 (s->srv_m) or an HTTP/2 stream ---- */
+
+/* Response bytes received and not in the channel yet. */
+static size_t srv_rx_pending(const struct stream *s)
+{
+	return s->h2bs ? h2bs_rx_pending(s->h2bs) : s->srv_m.rx.data;
+}
+
+int http_srv_rx_done(const struct stream *s)
+{
+	return s->h2bs ? h2bs_rx_done(s->h2bs) : h1m_rx_done(&s->srv_m);
+}
+
+static const char *srv_trailers(const struct stream *s, size_t *len)
+{
+	if (s->h2bs)
+		return h2bs_rx_trailers(s->h2bs, len);
+	*len = s->srv_m.tlr_len;
+	return s->srv_m.tlr;
+}
+
+/* A failed HTTP/2 stream toward the server shows on the stream's copy of
+ * the server connection as a reset connection would. */
+static void srv_sync(struct stream *s)
+{
+	if (s->h2bs && h2bs_failed(s->h2bs))
+		s->sc.flags |= CONN_F_ERROR | CONN_F_HUP | CONN_F_RD_SHUT;
 }
 
 /* Reads the client into its mux while a head is pending. Returns -1 on a
@@ -542,6 +572,8 @@ static void request_head_gone(struct stream *s)
 	t->flags |= TX_F_REQ_GONE;
 }
 
+static void count_failed_resp(struct stream *s);
+
 /* Moves the request toward the server (or drops it when sluice answered
  * itself). Returns 1 on progress, -1 on error (term set). */
 static int xfer_request(struct stream *s)
@@ -549,10 +581,20 @@ static int xfer_request(struct stream *s)
 	struct http_txn *t = s->txn;
 	int progress = 0, rc;
 
-	if (!(t->flags & (TX_F_REPLIED | TX_F_REQ_GONE)) && http_request_emit(s) < 0) {
-		CNT_INC(s->fe->fe_cnt.failed_rewrites);
-		t->flags |= TX_F_SRV_CLOSE;
-		http_reply_start(s, 500, NULL, 'P', 'R');
+	if (!(t->flags & (TX_F_REPLIED | TX_F_REQ_GONE))) {
+		rc = http_request_emit(s);
+		if (rc == -2)
+			return 1;   /* back to connecting: see http_request_emit() */
+		if (rc == -3) {
+			/* HTTP/2 toward the server cannot carry it */
+			t->flags |= TX_F_SRV_CLOSE;
+			count_failed_resp(s);
+			http_reply_start(s, 502, NULL, 'P', 'H');
+		} else if (rc < 0) {
+			CNT_INC(s->fe->fe_cnt.failed_rewrites);
+			t->flags |= TX_F_SRV_CLOSE;
+			http_reply_start(s, 500, NULL, 'P', 'R');
+		}
 	}
 	if (t->req.head_len || (t->flags & TX_F_REPLIED))
 		request_head_gone(s);
@@ -582,7 +624,16 @@ static int xfer_request(struct stream *s)
 			t->flags |= TX_F_CLI_CLOSE;   /* too much to drain: close after */
 		return progress;
 	}
-	if (!(s->sc.flags & CONN_F_ERROR) && !h1m_tx_finished(&s->srv_m)) {
+	if (s->h2bs && !(s->sc.flags & CONN_F_ERROR) && !h2bs_tx_finished(s->h2bs)) {
+		/* the HTTP/2 connection pulls the payload (and wakes us) */
+		size_t tlen;
+		const char *tlr = http_cli_trailers(s, &tlen);
+
+		h2bs_snd_body(s->h2bs, t->req_body.done, tlr, tlen);
+	} else if (s->h2bs) {
+		if (!t->req_sent_ms)
+			t->req_sent_ms = now_ms();
+	} else if (!(s->sc.flags & CONN_F_ERROR) && !h1m_tx_finished(&s->srv_m)) {
 		size_t tlen;
 		const char *tlr = http_cli_trailers(s, &tlen);
 
@@ -745,6 +796,24 @@ static int response_parsed(struct stream *s)
 	if (atomic_load(&global.stopping))
 		t->flags |= TX_F_CLI_CLOSE;   /* soft stop: the last response, "Connection: close" */
 	http_body_init(&t->res_body, m, 0);
+	if (from_server && s->h2bs) {
+		/* HTTP/2 frames the body: it ends with the stream */
+		t->res_body.until_close = 0;
+		t->res_body.done = h2bs_rx_done(s->h2bs);
+		if (!s->h2s && !(m->flags & (HTTP_F_HAS_CL | HTTP_F_BODYLESS))) {
+			if (t->res_body.done) {
+				m->flags |= HTTP_F_HAS_CL;
+				m->content_length = 0;
+				fl |= H1O_F_ADD_CL;
+			} else if (t->req.flags & HTTP_F_VER_11) {
+				fl |= H1O_F_ADD_CHUNKED;
+			} else {
+				/* an HTTP/1.0 client: the body ends with the connection */
+				m->flags &= ~HTTP_F_XFER_LEN;
+				t->flags |= TX_F_CLI_CLOSE;
+			}
+		}
+	}
 	if (t->res_body.until_close)
 		t->flags |= TX_F_CLI_CLOSE;   /* the body ends with the connection */
 	if (m->flags & HTTP_F_TUNNEL) {
@@ -799,7 +868,7 @@ static int xfer_response_head(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	int replied = !!(t->flags & TX_F_REPLIED);
-	size_t before = s->srv_m.rx.data;
+	size_t before = srv_rx_pending(s);
 	struct h1_error err;
 	enum h1_result r;
 
@@ -820,9 +889,12 @@ static int xfer_response_head(struct stream *s)
 	} else {
 		if (s->res.data)
 			return 0;    /* the previous 1xx is still on its way */
-		if (s->res.area)
+		if (s->res.area && !s->h2bs)
 			buf_release(&s->res);   /* see http_wait_req_run() */
-		r = h1m_rcv_head(&s->srv_m, &s->res, 0, t->meth, max_head(s),
+		if (s->h2bs)
+			r = h2bs_rcv_head(s->h2bs, &s->res, max_head(s), &t->res, &err);
+		else
+			r = h1m_rcv_head(&s->srv_m, &s->res, 0, t->meth, max_head(s),
 		                 H1_O_BARE_LF |
 		                 ((s->be && (s->be->options & PX_O_ACCEPT_INV_RES)) ?
 		                  H1_O_ACCEPT_INVALID : 0),
@@ -866,16 +938,16 @@ static int xfer_response_head(struct stream *s)
 	if (replied)
 		return 0;
 	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
-		if (!s->srv_m.rx.data && !t->resp_interim &&
+		if (!srv_rx_pending(s) && !t->resp_interim &&
 		    http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;
-		if (!s->srv_m.rx.data && http_reuse_retry(s))
+		if (!srv_rx_pending(s) && http_reuse_retry(s))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
 		count_failed_resp(s);
 		if (response_started(s))
 			return -1;
-		if (!(t->flags & TX_F_FIRST_REQ) && !s->srv_m.rx.data) {
+		if (!(t->flags & TX_F_FIRST_REQ) && !srv_rx_pending(s) && !s->h2bs) {
 			/* as HAProxy: on a later request of a keep-alive client, a
 			 * server that closes without a byte gets the client closed
 			 * silently, so that the client can retry the request */
@@ -884,7 +956,7 @@ static int xfer_response_head(struct stream *s)
 		http_reply_start(s, 502, NULL, 'S', 'H');
 		return 1;
 	}
-	return s->srv_m.rx.data != before;
+	return srv_rx_pending(s) != before;
 }
 
 /* The server closed (FIN or reset) before the end of its response body:
@@ -922,7 +994,8 @@ static int xfer_response_body(struct stream *s)
 	}
 	if (!t->res_body.done) {
 		const char *why = NULL;
-		int rc = h1m_rcv_body(&s->srv_m, &s->res, &why);
+		int rc = s->h2bs ? h2bs_rcv_body(s->h2bs, &s->res) :
+		                   h1m_rcv_body(&s->srv_m, &s->res, &why);
 
 		if (rc < 0) {
 			t->err_reason = why ? why : "invalid chunked response body";
@@ -933,10 +1006,10 @@ static int xfer_response_body(struct stream *s)
 			s->srv_exp = tick_add_ifset(now_ms(), t->srv_timeout_ms ?
 			                            t->srv_timeout_ms : s->be->timeout_server);
 		}
-		if (h1m_rx_done(&s->srv_m))
+		if (http_srv_rx_done(s))
 			t->res_body.done = 1;
 	}
-	if (!(t->flags & TX_F_RES_TRUNC) && !t->res_body.done && !s->srv_m.rx.data &&
+	if (!(t->flags & TX_F_RES_TRUNC) && !t->res_body.done && !srv_rx_pending(s) &&
 	    (s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
 		response_truncated(s);
 	return progress;
@@ -945,26 +1018,26 @@ static int xfer_response_body(struct stream *s)
 static int xfer_to_client(struct stream *s)
 {
 	struct http_txn *t = s->txn;
+	const char *tlr = NULL;
+	size_t tlen = 0;
 	int rc;
 
 	if (s->cli.flags & CONN_F_ERROR)
 		return 0;
+	if (!(t->flags & TX_F_REPLIED))
+		tlr = srv_trailers(s, &tlen);
 	if (s->h2s) {
 		/* the HTTP/2 connection pulls the payload (and wakes us) */
 		if (t->flags & TX_F_RES_GONE) {
 			t->flags |= TX_F_RES_STARTED;
-			h2s_snd_body(s->h2s, t->res_body.done,
-			             (t->flags & TX_F_REPLIED) ? NULL : s->srv_m.tlr,
-			             (t->flags & TX_F_REPLIED) ? 0 : s->srv_m.tlr_len);
+			h2s_snd_body(s->h2s, t->res_body.done, tlr, tlen);
 		}
 		return 0;
 	}
 	if (!(t->flags & TX_F_RES_GONE))
 		rc = h1m_flush(&s->cli_m);   /* 1xx heads */
 	else
-		rc = h1m_snd_body(&s->cli_m, &s->res, t->res_body.done,
-		                  (t->flags & TX_F_REPLIED) ? NULL : s->srv_m.tlr,
-		                  (t->flags & TX_F_REPLIED) ? 0 : s->srv_m.tlr_len);
+		rc = h1m_snd_body(&s->cli_m, &s->res, t->res_body.done, tlr, tlen);
 	if (rc > 0) {
 		t->flags |= TX_F_RES_STARTED;
 		s->cli_exp = tick_add_ifset(now_ms(), s->fe->timeout_client);
@@ -1005,7 +1078,7 @@ static void switch_to_tunnel(struct stream *s)
 
 	/* what is left goes through raw: what the muxes read past the heads
 	 * moves into the channels, bytes from now on */
-	if (h1m_rx_to_chan(&s->srv_m, &s->res) < 0 || h1m_rx_to_chan(&s->cli_m, &s->req) < 0) {
+	if (s->h2bs || h1m_rx_to_chan(&s->srv_m, &s->res) < 0 || h1m_rx_to_chan(&s->cli_m, &s->req) < 0) {
 		stream_abort(s, 'P', 'D');
 		return;
 	}
@@ -1025,6 +1098,8 @@ static void http_xfer(struct stream *s)
 		int p = 0, rc;
 
 		rc = xfer_request(s);
+		if (s->st != SST_HTTP_XFER)
+			return;   /* back to connecting (an HTTP/2 connection full) */
 		if (rc < 0) {
 			if (!(t->flags & (TX_F_RES_STARTED | TX_F_REPLIED))) {
 				t->flags |= TX_F_SRV_CLOSE;
@@ -1147,7 +1222,8 @@ static void txn_end(struct stream *s)
 		CNT_INC(s->srv->cnt.cum_req);   /* forwarded to it (server req_tot) */
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
-	if (!(t->flags & TX_F_REPLIED) && (s->srv_m.rx.data || !h1m_tx_finished(&s->srv_m)))
+	if (!(t->flags & TX_F_REPLIED) && !s->h2bs &&
+	    (s->srv_m.rx.data || !h1m_tx_finished(&s->srv_m)))
 		t->flags |= TX_F_SRV_CLOSE;   /* the server sent more than its response */
 	plan = http_server_conn_plan(s);
 	http_service_release(s);   /* what a HEAD response did not send */
@@ -1234,6 +1310,7 @@ static void http_tarpit(struct stream *s)
 void http_stream_step(struct stream *s)
 {
 	cli_sync(s);
+	srv_sync(s);
 	switch (s->st) {
 	case SST_HTTP_WAIT_REQ:
 		http_wait_req(s);

@@ -21,6 +21,7 @@
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
 #include <sluice/http/mux_h2.h>
+#include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/addr.h>
 #include <sluice/proxy/lb_hash.h>
@@ -121,11 +122,48 @@ static void request_final_edits(struct stream *s)
 	}
 }
 
+/* The request head to an HTTP/2 server (see http_request_emit()). */
+static int request_emit_h2(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->req;
+	struct ist up;
+	size_t tlen;
+	int end, rc;
+
+	/* tunnels (CONNECT, websocket) toward HTTP/2 servers are not carried
+	 * yet: other upgrades are dropped by the conversion (HAProxy 2.6) */
+	if (m->meth == HTTP_METH_CONNECT ||
+	    ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE) &&
+	     http_hdr_occ(m, IST("upgrade"), -1, 0, &up) && up.len >= 9 &&
+	     !strncasecmp(up.ptr, "websocket", 9)))
+		return -3;
+	http_cli_trailers(s, &tlen);
+	end = t->req_body.done && s->req.data <= m->head_len && !tlen;
+	rc = h2bs_snd_head(s->h2bs, m, end);
+	if (rc != -2)
+		return rc < 0 ? -3 : 0;
+	/* the connection takes no new stream (the server's limit, a GOAWAY
+	 * that came in between): the request looks for another one, as a
+	 * connection retry */
+	h2bs_detach(s->h2bs);
+	s->h2bs = NULL;
+	conn_init(&s->sc, s->task);
+	if (s->retries_left <= 0)
+		return -3;
+	stream_retry(s);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return -2;
+}
+
 int http_request_emit(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->req;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
+
+	if (s->h2bs)
+		return request_emit_h2(s);
 
 	if ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE))
 		fl |= H1O_F_TUNNEL;

@@ -308,7 +308,7 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 
 		c->res = &t->res;
 		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
-		          (t->flags & TX_F_REPLIED) ? !s->svc_body : h1m_rx_done(&s->srv_m),
+		          (t->flags & TX_F_REPLIED) ? !s->svc_body : http_srv_rx_done(s),
 		          &c->res_body, &c->res_body_complete);
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
@@ -342,6 +342,11 @@ void stream_log_fields(struct stream *s, struct log_fields *f)
 	f->Ti = t->Ti;
 	f->Tr = t->Tr;
 	f->Ta = t->Ta;
+	if (f->Ta < 0) {
+		/* logged before the transaction's end (an abort): the time
+		 * so far, as HAProxy's Ta = Tt - Ti */
+		f->Ta = (int)(th_ctx->now_ms - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
+	}
 	f->req_caps = (const char *const *)t->req_cap;
 	f->nreq_caps = s->fe->nreq_cap;
 	f->res_caps = (const char *const *)t->res_cap;

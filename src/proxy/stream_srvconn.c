@@ -26,6 +26,7 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
+#include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
@@ -86,8 +87,12 @@ static int l7_retry(struct stream *s)
 	if (conn_is_open(&s->sc)) {
 		atomic_fetch_sub(&s->srv->used_conns, 1);
 		conn_close(&s->sc);
-		conn_init(&s->sc, s->task);
 	}
+	if (s->h2bs) {
+		h2bs_detach(s->h2bs);
+		s->h2bs = NULL;
+	}
+	conn_init(&s->sc, s->task);
 	s->sc_srv = NULL;
 	h1m_reset(&s->srv_m);
 	if (h1m_put_raw(&s->srv_m, t->retry_copy, t->retry_len) < 0)
@@ -150,6 +155,8 @@ enum sc_plan http_server_conn_plan(struct stream *s)
 		return SC_PLAN_NONE;
 	if (s->srv && s->srv->pool_max_conn == 0)
 		reusable = 0;   /* pool-max-conn 0: never kept, even for this client */
+	if (s->srv && s->srv->max_reuse >= 0 && s->sc_reqs > s->srv->max_reuse)
+		reusable = 0;   /* max-reuse: reused as many times as allowed */
 	/* the client leaves, or requests wait for this server: the connection
 	 * goes where they can take it, instead of staying with this client:
 	 * with the slot to the next waiter, else to the pool */
@@ -165,6 +172,13 @@ enum sc_plan http_server_conn_plan(struct stream *s)
 void http_server_conn_apply(struct stream *s, enum sc_plan plan)
 {
 	h1m_end_msgs(&s->srv_m);   /* the transaction's messages are over */
+	if (s->h2bs) {
+		/* the HTTP/2 connection stays with its other streams */
+		h2bs_detach(s->h2bs);
+		s->h2bs = NULL;
+		conn_init(&s->sc, s->task);
+		return;
+	}
 	switch (plan) {
 	case SC_PLAN_NONE:
 		return;
@@ -291,6 +305,16 @@ int http_reuse_conn(struct stream *s)
 			conn_init(&s->sc, s->task);
 			s->sc_srv = NULL;
 		}
+	}
+	/* an HTTP/2 connection of this thread with a free stream */
+	if (!got && h2b_attach(s)) {
+		CNT_INC(s->srv->cnt.reuse);
+		CNT_INC(s->be->be_cnt.reuse);
+		s->Tc = 0;
+		s->ctime_us = 0;
+		s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
+		s->st = SST_HTTP_XFER;
+		return 1;
 	}
 	/* an idle connection the server closed a moment ago (its FIN not
 	 * seen by the poller yet) would fail the request: a peek tells, and

@@ -283,6 +283,11 @@ void h2c_detach(struct h2c *c, int32_t sid);
 int h2c_streams(const struct h2c *c);
 int h2c_peer_max_streams(const struct h2c *c);
 
+/* Whether the peer's first SETTINGS frame arrived. A client sends its
+ * requests only after it (as HAProxy does): until then the owner sends
+ * what h2c_new() queued (preface, SETTINGS) and nothing else. */
+int h2c_peer_settings_known(const struct h2c *c);
+
 const struct h2c_counters *h2c_counters(const struct h2c *c);
 
 #endif

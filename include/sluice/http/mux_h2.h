@@ -46,6 +46,10 @@ int h2_preface_match(const char *p, size_t len);
  * closes the connection). */
 int h2_front_takeover(struct stream *s);
 
+struct h2c_settings;
+/* The settings of tune.h2.* (zeros: h2c's defaults). */
+void h2_tune_get(struct h2c_settings *out);
+
 /* ---- what the stream of an HTTP/2 stream calls (stream_http.c) ---- */
 
 /* Moves received payload into <chan>. Returns 1 on progress, 0. */

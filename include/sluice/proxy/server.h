@@ -58,7 +58,14 @@ struct server {
 	_Atomic int safe_conns;  /* pooled connections that carried more (display) */
 	int rr_static_pos;
 	struct ssl_srv_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
+	int proto;               /* SRV_PROTO_*: `proto h1|h2`, or by ALPN */
+	int max_reuse;           /* `max-reuse`: requests after the first on one
+	                          * connection, -1 unlimited */
 };
+
+#define SRV_PROTO_AUTO  0    /* HTTP/1.1, or what ALPN chooses */
+#define SRV_PROTO_H1    1
+#define SRV_PROTO_H2    2
 
 /* One more connection in use toward <s> (a new one or one taken back from
  * the idle pool); keeps the high-water mark `show servers conn` prints. */

@@ -31,6 +31,9 @@ int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int onl
  * whatever their server (the descriptor budget is short). Returns how many
  * it closed. */
 int  srv_idle_trim(int n);
+/* The calling thread's list of HTTP/2 connections to <srv> (owned by
+ * mux_h2_back.c), or NULL when memory is short. */
+struct list *srv_h2_conns(struct server *srv);
 /* Idle and safe connections of <srv>, all threads (racy read, display). */
 int  srv_idle_count(const struct server *srv);
 /* Idle connections of <srv> in each thread's pool, into counts[0..n-1]

@@ -62,6 +62,11 @@ struct stream {
 	                            * stream (then cli is a copy of the
 	                            * connection's addresses, without descriptor,
 	                            * and cli_m is not used) */
+	struct h2bs *h2bs;         /* on a multiplexed HTTP/2 server connection: its
+	                            * HTTP/2 stream (then sc is a copy of that
+	                            * connection's addresses, without descriptor,
+	                            * and srv_m only carries what goes before the
+	                            * connection's preface) */
 	enum stream_state st;
 	int retries_left;
 	int retries_done;
@@ -147,6 +152,7 @@ void stream_log_fields(struct stream *s, struct log_fields *f);
 int  stream_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
 
 struct h2s;
+struct h2bs;
 struct http_msg;
 /* A stream for HTTP/2 stream <h> of client connection <cli> (accepted by
  * <l>), its request head <msg> (copied): the analysis starts at once.

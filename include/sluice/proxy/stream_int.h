@@ -55,6 +55,8 @@ int  http_stream_abort(struct stream *s, char a, char b);
  * request is complete there. */
 int  http_cli_rcv_body(struct stream *s, const char **why);
 int  http_cli_rx_done(const struct stream *s);
+/* The response is complete in the channel (the server's mux saw its end). */
+int  http_srv_rx_done(const struct stream *s);
 /* The request's trailers, field lines (NULL, 0 when none). */
 const char *http_cli_trailers(const struct stream *s, size_t *len);
 /* An HTTP/2 stream's request head <msg> (copied into the request channel),
@@ -82,7 +84,9 @@ static inline int http_first_set(int a, int b)
 void http_request_parsed(struct stream *s);
 /* Serialises the analysed request head into the server's mux, when the
  * request starts going out (a queued request holds only its channel), and
- * keeps the copy retry-on needs. Returns 0 or -1 (no room: 500). */
+ * keeps the copy retry-on needs. Returns 0, -1 (no room: 500), -2 (an
+ * HTTP/2 server connection took no new stream: the stream went back to
+ * connecting) or -3 (HTTP/2 toward the server cannot carry it: 502). */
 int  http_request_emit(struct stream *s);
 /* Runs the analysis steps from where a yielding rule left them. */
 void http_analyze(struct stream *s, int final);

@@ -1,0 +1,866 @@
+/* The HTTP/2 mux on the server side (see mux_h2_back.h): a connection task
+ * that moves bytes between the server socket and the h2c engine (client
+ * role), and the HTTP/2 streams that sluice streams write requests to and
+ * read responses from. Owner thread only: a connection, its list entry in
+ * the server's per-thread list and its streams belong to the thread that
+ * connected it.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/http/h2c.h>
+#include <sluice/http/mux_h2.h>
+#include <sluice/http/mux_h2_back.h>
+#include <sluice/http/txn.h>
+#include <sluice/net/conn.h>
+#include <sluice/net/ssl_conf.h>
+#include <sluice/proxy/counters.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_idle.h>
+#include <sluice/proxy/stream.h>
+#include <openssl/ssl.h>
+
+/* rounds of read/parse/write per run of the connection task */
+#define H2B_ROUNDS      4
+/* streams per connection before the server's SETTINGS say otherwise, and
+ * at most whatever they say (HAProxy's default limit) */
+#define H2B_MAX_STREAMS 100
+/* most trailer fields sent in one HEADERS frame */
+#define H2B_TLR_MAX     32
+
+/* one response head waiting for the stream (1xx heads come before the
+ * final one): the message and its strings in one heap block */
+struct h2b_head {
+	struct h2b_head *next;
+	struct http_msg m;
+	struct http_hdr hdrs[];    /* then the strings */
+};
+
+struct h2b {
+	struct list by_srv;         /* in the server's list of this thread */
+	struct list by_thr;         /* in the thread's list of all of them */
+	struct conn c;
+	struct task *task;
+	struct h2c *h2;
+	struct buffer rx, tx;
+	struct server *srv;
+	struct list streams;        /* struct h2bs, attached */
+	int nstreams;
+	uint64_t served;            /* streams it carried (max-reuse) */
+	uint64_t idle_exp;          /* no stream: pool-purge-delay */
+	int shut;                   /* GOAWAY queued or no new stream: closing */
+	int noroom;                 /* a request was refused for the server's
+	                             * limit: no new stream until one ends */
+	int private;                /* http-reuse never or PROXY header: the
+	                             * stream that opened it only */
+};
+
+struct h2bs {
+	struct list list;           /* in b->streams */
+	struct h2b *b;              /* NULL once the connection is gone */
+	struct stream *s;
+	int32_t sid;                /* 0 until the request head went */
+	struct h2b_head *heads;     /* response heads not taken yet */
+	struct buffer rx;           /* DATA payload not in the channel yet */
+	int rx_eom;                 /* END_STREAM received */
+	int failed;                 /* error code + 1 */
+	int refused;                /* REFUSED_STREAM: never processed */
+	int forgotten;              /* h2c no longer knows it */
+	int tx_eom;                 /* the stream gave the end of the request */
+	int tx_done;                /* the end went to h2c */
+	int tx_blocked;             /* data_out found nothing: resume on news */
+	char *tlr;                  /* request trailers, field lines (malloc) */
+	size_t tlr_len;
+	char *rx_tlr;               /* response trailers, field lines (malloc) */
+	size_t rx_tlr_len;
+};
+
+static __thread struct list h2b_all;
+static _Atomic int h2b_live;
+
+static uint64_t now_ms(void)
+{
+	return th_ctx->now_ms;
+}
+
+int h2b_conn_count(void)
+{
+	return atomic_load(&h2b_live);
+}
+
+/* ---- which servers ---- */
+
+/* Whether the ALPN list of <srv> (wire format) offers "h2". */
+static int alpn_offers_h2(const struct server *srv)
+{
+	const unsigned char *p;
+	size_t len;
+
+	if (!srv->ssl || !srv->ssl->enabled || !srv->ssl->alpn)
+		return 0;
+	p = (const unsigned char *)srv->ssl->alpn;
+	len = srv->ssl->alpn_len;
+	for (size_t i = 0; i < len; i += 1 + p[i])
+		if (p[i] == 2 && i + 3 <= len && p[i + 1] == 'h' && p[i + 2] == '2')
+			return 1;
+	return 0;
+}
+
+int h2b_srv_may_h2(const struct server *srv)
+{
+	if (srv->proto == SRV_PROTO_H2)
+		return 1;
+	return srv->proto == SRV_PROTO_AUTO && alpn_offers_h2(srv);
+}
+
+int h2b_conn_is_h2(const struct server *srv, const struct conn *c)
+{
+	const unsigned char *p = NULL;
+	unsigned int len = 0;
+
+	if (srv->proto != SRV_PROTO_AUTO)
+		return srv->proto == SRV_PROTO_H2;
+	if (!c->ssl || !alpn_offers_h2(srv))
+		return 0;
+	SSL_get0_alpn_selected(c->ssl, &p, &len);
+	return len == 2 && !memcmp(p, "h2", 2);
+}
+
+/* ---- streams ---- */
+
+static void h2bs_wake(struct h2bs *h)
+{
+	if (h->s)
+		task_wakeup(h->s->task, TASK_WOKEN_IO);
+}
+
+static void h2b_wake(struct h2b *b)
+{
+	if (b)
+		task_wakeup(b->task, TASK_WOKEN_MSG);
+}
+
+static void h2bs_free(struct h2bs *h)
+{
+	while (h->heads) {
+		struct h2b_head *n = h->heads->next;
+
+		free(h->heads);
+		h->heads = n;
+	}
+	free(h->rx.area);
+	free(h->rx_tlr);
+	free(h->tlr);
+	free(h);
+}
+
+/* How long an idle connection stays: the server's pool-purge-delay; at once
+ * when it may carry no other stream. */
+static void h2b_went_idle(struct h2b *b)
+{
+	int reuse_over = b->srv->max_reuse >= 0 && b->served > (uint64_t)b->srv->max_reuse;
+
+	if (b->private || reuse_over || b->srv->pool_max_conn == 0 ||
+	    atomic_load(&global.stopping))
+		b->idle_exp = now_ms();
+	else
+		b->idle_exp = tick_add_ifset(now_ms(), b->srv->pool_purge_delay);
+	if (!b->idle_exp)
+		b->idle_exp = now_ms();
+}
+
+/* The server's time for the stream (set-timeout server, or the backend's). */
+static void touch_server_timer(struct stream *s)
+{
+	int to = s->txn && s->txn->srv_timeout_ms ? s->txn->srv_timeout_ms :
+	         s->be ? s->be->timeout_server : 0;
+
+	s->srv_exp = tick_add_ifset(now_ms(), to);
+}
+
+/* ---- h2c callbacks (client role) ---- */
+
+/* The live fields of <msg> as "name: value" CRLF lines (malloc). */
+static int fields_to_lines(const struct http_msg *msg, char **out, size_t *len)
+{
+	size_t need = 0, w = 0;
+	char *p;
+
+	for (int i = 0; i < msg->nhdrs; i++)
+		if (msg->hdrs[i].name.len)
+			need += msg->hdrs[i].name.len + msg->hdrs[i].value.len + 4;
+	if (!need)
+		return 0;
+	p = malloc(need);
+	if (!p)
+		return -1;
+	for (int i = 0; i < msg->nhdrs; i++) {
+		const struct http_hdr *f = &msg->hdrs[i];
+
+		if (!f->name.len)
+			continue;
+		memcpy(p + w, f->name.ptr, f->name.len);
+		w += f->name.len;
+		memcpy(p + w, ": ", 2);
+		w += 2;
+		memcpy(p + w, f->value.ptr, f->value.len);
+		w += f->value.len;
+		memcpy(p + w, "\r\n", 2);
+		w += 2;
+	}
+	free(*out);
+	*out = p;
+	*len = w;
+	return 0;
+}
+
+/* Field lines back into <h> (spans into <p>): at most <max>; the count. */
+static int lines_to_fields(const char *p, size_t len, struct http_hdr *h, int max)
+{
+	int n = 0;
+
+	while (len && n < max) {
+		const char *eol = memchr(p, '\n', len);
+		size_t l = eol ? (size_t)(eol - p) : len;
+		const char *colon = memchr(p, ':', l);
+
+		if (colon) {
+			const char *v = colon + 1;
+			size_t vl = l - (size_t)(v - p);
+
+			while (vl && (*v == ' ' || *v == '\t'))
+				v++, vl--;
+			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+				vl--;
+			h[n].name = (struct ist){ p, (size_t)(colon - p) };
+			h[n].value = (struct ist){ v, vl };
+			n++;
+		}
+		if (!eol)
+			break;
+		len -= l + 1;
+		p = eol + 1;
+	}
+	return n;
+}
+
+/* A copy of <msg> in one heap block, queued after the stream's heads. */
+static int head_queue(struct h2bs *h, const struct http_msg *msg)
+{
+	size_t strs = msg->method.len + msg->uri.len + msg->reason.len + msg->version.len;
+	struct h2b_head *hd, **tail;
+	int n = 0;
+
+	for (int i = 0; i < msg->nhdrs; i++) {
+		if (msg->hdrs[i].name.len) {
+			strs += msg->hdrs[i].name.len + msg->hdrs[i].value.len;
+			n++;
+		}
+	}
+	hd = malloc(sizeof(*hd) + (size_t)n * sizeof(struct http_hdr) + strs + 1);
+	if (!hd)
+		return -1;
+	hd->next = NULL;
+	hd->m.hdrs = hd->hdrs;
+	hd->m.maxhdrs = n;
+	if (http_msg_copy(&hd->m, msg, (char *)&hd->hdrs[n], strs + 1) < 0) {
+		free(hd);
+		return -1;
+	}
+	for (tail = &h->heads; *tail; tail = &(*tail)->next)
+		;
+	*tail = hd;
+	return 0;
+}
+
+static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_trailers,
+                   int end_stream)
+{
+	struct h2bs *h = sctx;
+
+	if (!h->s)
+		return 0;
+	if (is_trailers) {
+		if (fields_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
+			return -1;
+	} else if (head_queue(h, msg) < 0) {
+		return -1;
+	}
+	if (end_stream)
+		h->rx_eom = 1;
+	touch_server_timer(h->s);
+	h2bs_wake(h);
+	return 0;
+}
+
+/* The stream window we give servers: tune.h2.initial-window-size, else
+ * HAProxy's 65535 (a response is read ahead of a slow client by that much
+ * per stream; the front side keeps one buffer instead, see mux_h2.c). */
+static uint32_t back_window(void)
+{
+	struct h2c_settings t;
+
+	h2_tune_get(&t);
+	return t.initial_window_size ? t.initial_window_size : 65535;
+}
+
+/* Most DATA payload a stream may hold: the default window a server may use
+ * before our SETTINGS (65535) or our own, whichever is larger, and one
+ * buffer of slack. */
+static size_t rx_max(void)
+{
+	size_t w = back_window();
+
+	return (w > 65535 ? w : 65535) + (size_t)global.bufsize;
+}
+
+/* Makes room for <len> more bytes in h->rx. Returns 0 or -1. */
+static int rx_room(struct h2bs *h, size_t len)
+{
+	size_t need;
+	char *n;
+
+	buf_realign(&h->rx);
+	if (h->rx.area && len <= buf_room(&h->rx))
+		return 0;
+	if (h->rx.head) {
+		memmove(h->rx.area, buf_head(&h->rx), h->rx.data);
+		h->rx.head = 0;
+	}
+	need = h->rx.data + len;
+	if (need > rx_max())
+		return -1;   /* beyond any window we opened */
+	if (need < (size_t)global.bufsize)
+		need = (size_t)global.bufsize;
+	n = realloc(h->rx.area, need);
+	if (!n)
+		return -1;
+	h->rx.area = n;
+	h->rx.size = need;
+	return 0;
+}
+
+static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_stream)
+{
+	struct h2bs *h = sctx;
+
+	if (!h->s) {
+		if (len && h->b)
+			h2c_consumed(h->b->h2, h->sid, len);
+		return 0;
+	}
+	if (len) {
+		if (rx_room(h, len) < 0)
+			return -1;
+		memcpy(buf_tail(&h->rx), p, len);
+		h->rx.data += len;
+		touch_server_timer(h->s);
+	}
+	if (end_stream)
+		h->rx_eom = 1;
+	h2bs_wake(h);
+	return 0;
+}
+
+static void cb_reset(void *owner, void *sctx, uint32_t err)
+{
+	struct h2bs *h = sctx;
+
+	h->failed = (int)err + 1;
+	h->refused = err == H2C_REFUSED_STREAM;
+	h->forgotten = 1;
+	h2bs_wake(h);
+}
+
+static void cb_closed(void *owner, void *sctx)
+{
+	struct h2bs *h = sctx;
+
+	h->forgotten = 1;
+	h2bs_wake(h);
+}
+
+static ssize_t cb_data_out(void *owner, void *sctx, char *dst, size_t max, int *eom)
+{
+	struct h2bs *h = sctx;
+	struct stream *s = h->s;
+	size_t n = 0;
+
+	if (!s) {
+		*eom = H2C_EOM_END;
+		return 0;
+	}
+	if (s->req.data) {
+		n = s->req.data < max ? s->req.data : max;
+		memcpy(dst, buf_head(&s->req), n);
+		buf_consume(&s->req, n);
+		touch_server_timer(s);
+		task_wakeup(s->task, TASK_WOKEN_IO);   /* room for more */
+	}
+	if (h->tx_eom && !s->req.data) {
+		*eom = H2C_EOM_END;
+		if (h->tlr_len && h->b) {
+			struct http_hdr t[H2B_TLR_MAX];
+			int nt = lines_to_fields(h->tlr, h->tlr_len, t, H2B_TLR_MAX);
+
+			if (nt) {
+				*eom = H2C_EOM_TRAILERS;
+				h2c_submit_trailers(h->b->h2, h->sid, t, nt);
+			}
+		}
+		h->tx_done = 1;
+		task_wakeup(s->task, TASK_WOKEN_IO);
+	} else if (!n) {
+		h->tx_blocked = 1;
+	}
+	return (ssize_t)n;
+}
+
+static const struct h2c_ops h2b_ops = {
+	.head = cb_head,
+	.data = cb_data,
+	.reset = cb_reset,
+	.closed = cb_closed,
+	.data_out = cb_data_out,
+};
+
+/* ---- the connection ---- */
+
+/* <wake>: the streams still attached are told (not at thread exit). */
+static void h2b_free(struct h2b *b, int wake)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &b->streams) {
+		struct h2bs *h = list_elem(pos, struct h2bs, list);
+
+		list_del_init(&h->list);
+		h->b = NULL;
+		if (!h->failed)
+			h->failed = H2C_INTERNAL_ERROR + 1;
+		h->forgotten = 1;
+		if (wake)
+			h2bs_wake(h);
+	}
+	list_del_init(&b->by_srv);
+	list_del_init(&b->by_thr);
+	atomic_fetch_sub(&b->srv->used_conns, 1);
+	atomic_fetch_sub(&h2b_live, 1);
+	h2c_free(b->h2);
+	conn_close(&b->c);
+	if (b->rx.area)
+		buf_release(&b->rx);
+	if (b->tx.area)
+		buf_release(&b->tx);
+	task_destroy(b->task);
+	free(b);
+}
+
+/* Reads what the socket has (one buffer at most) and feeds h2c. Returns 1
+ * on progress, 0, -1 when the connection is over. */
+static int h2b_read(struct h2b *b)
+{
+	ssize_t n;
+
+	if (!(b->c.flags & CONN_F_RD_READY) || (b->c.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
+		return 0;
+	if (!b->rx.area && buf_alloc(&b->rx) < 0)
+		return 0;
+	n = conn_recv(&b->c, &b->rx);
+	if (n < 0)
+		return (b->c.flags & CONN_F_ERROR) ? -1 : 0;
+	if (n == 0)
+		return -1;   /* the server closed */
+	if (h2c_recv(b->h2, buf_head(&b->rx), b->rx.data) < 0)
+		b->shut = 1;
+	buf_release(&b->rx);   /* h2c took everything: an idle connection holds none */
+	return 1;
+}
+
+/* Moves what h2c has to send into tx and sends it. Returns 1 on progress,
+ * 0, -1 on a socket error. */
+static int h2b_write(struct h2b *b)
+{
+	int progress = 0;
+
+	for (int round = 0; round < H2B_ROUNDS; round++) {
+		/* before the server's SETTINGS, only the preface and ours
+		 * (taken at h2b_adopt()) go */
+		if (h2c_peer_settings_known(b->h2) && h2c_want_write(b->h2)) {
+			ssize_t n;
+
+			if (!b->tx.area && buf_alloc(&b->tx) < 0)
+				break;
+			buf_realign(&b->tx);
+			if (b->tx.head) {
+				memmove(b->tx.area, buf_head(&b->tx), b->tx.data);
+				b->tx.head = 0;
+			}
+			n = h2c_send(b->h2, buf_tail(&b->tx), buf_room(&b->tx));
+			if (n > 0)
+				b->tx.data += (size_t)n;
+		}
+		if (!b->tx.data)
+			break;
+		if (!(b->c.flags & CONN_F_WR_READY))
+			break;
+		if (conn_send(&b->c, &b->tx) <= 0) {
+			if (b->c.flags & CONN_F_ERROR)
+				return -1;
+			break;
+		}
+		progress = 1;
+	}
+	if (b->tx.area && !b->tx.data)
+		buf_release(&b->tx);
+	return progress;
+}
+
+static struct task *h2b_process(struct task *t, void *ctx, unsigned int state)
+{
+	struct h2b *b = ctx;
+	int more = 0;
+
+	for (int round = 0; round < H2B_ROUNDS; round++) {
+		int p = 0, r;
+
+		r = h2b_read(b);
+		if (r < 0)
+			goto dead;
+		p |= r;
+		r = h2b_write(b);
+		if (r < 0)
+			goto dead;
+		p |= r;
+		if (!p)
+			break;
+		more = round == H2B_ROUNDS - 1;
+	}
+	if (b->c.flags & (CONN_F_ERROR | CONN_F_HUP))
+		goto dead;
+	if (h2c_counters(b->h2)->goaway_recv)
+		b->shut = 1;   /* the server goes away: no new stream */
+	if (!h2c_want_read(b->h2) && !h2c_want_write(b->h2) && !b->tx.data)
+		goto dead;
+	if (b->shut && !b->nstreams && !h2c_want_write(b->h2) && !b->tx.data)
+		goto dead;
+	if (!b->nstreams && atomic_load(&global.stopping) && !b->shut)
+		b->idle_exp = now_ms();   /* soft stop: idle connections go */
+	if (!b->nstreams && b->idle_exp && now_ms() >= b->idle_exp && !b->shut) {
+		/* idle too long: GOAWAY, then close once it is out */
+		h2c_goaway_now(b->h2);
+		b->shut = 1;
+		h2b_write(b);
+		if (!h2c_want_write(b->h2) && !b->tx.data)
+			goto dead;
+	}
+	if (more)
+		task_wakeup(t, TASK_WOKEN_OTHER);
+	task_set_expire(t, b->nstreams || b->shut ? 0 : b->idle_exp);
+	return t;
+dead:
+	h2b_free(b, 1);
+	return NULL;
+}
+
+static void attach_stream(struct h2b *b, struct h2bs *h, struct stream *s)
+{
+	h->b = b;
+	h->s = s;
+	list_append(&b->streams, &h->list);
+	b->nstreams++;
+	b->served++;
+	b->idle_exp = 0;
+	s->h2bs = h;
+	/* the stream's view of its server connection: its addresses, for
+	 * the log (%bi, %bp) and the fetches */
+	s->sc.src = *conn_src(&b->c);
+	s->sc.dst = *conn_dst(&b->c);
+	s->sc.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
+}
+
+/* Whether <b> takes one more stream of <s>. */
+static int h2b_has_room(struct h2b *b)
+{
+	int lim = h2c_peer_max_streams(b->h2);
+
+	if (lim > H2B_MAX_STREAMS)
+		lim = H2B_MAX_STREAMS;
+	if (b->shut || b->noroom || b->private || h2c_counters(b->h2)->goaway_recv)
+		return 0;
+	if (b->srv->max_reuse >= 0 && b->served > (uint64_t)b->srv->max_reuse)
+		return 0;
+	return b->nstreams < lim;
+}
+
+int h2b_attach(struct stream *s)
+{
+	struct server *srv = s->srv;
+	struct list *l, *pos;
+	struct h2bs *h;
+
+	if (!srv || !h2b_srv_may_h2(srv) || !srv->idle || s->be->http_reuse == PX_REUSE_NEVER)
+		return 0;
+	l = srv_h2_conns(srv);
+	if (!l)
+		return 0;
+	for (pos = l->next; pos != l; pos = pos->next) {
+		struct h2b *b = list_elem(pos, struct h2b, by_srv);
+
+		if (!h2b_has_room(b))
+			continue;
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return 0;
+		attach_stream(b, h, s);
+		/* the most recently used first: a connection that carries
+		 * few streams empties and goes */
+		if (l->next != pos) {
+			list_del_init(pos);
+			list_insert(l, pos);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int h2b_adopt(struct stream *s)
+{
+	struct server *srv = s->srv;
+	struct list *l = srv_h2_conns(srv);
+	struct h2b *b;
+	struct h2bs *h;
+	struct h2c_settings set;
+	ssize_t n;
+
+	if (!l)
+		return -1;
+	b = calloc(1, sizeof(*b));
+	h = calloc(1, sizeof(*h));
+	if (!b || !h)
+		goto fail;
+	h2_tune_get(&set);
+	set.initial_window_size = back_window();
+	set.max_header_list = (uint32_t)global.bufsize;
+	b->task = task_new(h2b_process, b, th_ctx->tid, TC_NORMAL, "h2 srv conn");
+	b->h2 = h2c_new(0, &set, &h2b_ops, b);
+	if (!b->task || !b->h2)
+		goto fail;
+	/* what the stream queued for the connection (a PROXY header) goes
+	 * before the preface */
+	if (s->srv_m.tx.data) {
+		if (buf_alloc(&b->tx) < 0 || s->srv_m.tx.data > b->tx.size)
+			goto fail;
+		memcpy(b->tx.area, buf_head(&s->srv_m.tx), s->srv_m.tx.data);
+		b->tx.data = s->srv_m.tx.data;
+		h1m_reset(&s->srv_m);
+	}
+	/* the preface and our SETTINGS, before any stream's frame (see
+	 * h2b_write()) */
+	if (!b->tx.area && buf_alloc(&b->tx) < 0)
+		goto fail;
+	n = h2c_send(b->h2, buf_tail(&b->tx), buf_room(&b->tx));
+	if (n > 0)
+		b->tx.data += (size_t)n;
+	list_init(&b->streams);
+	b->srv = srv;
+	b->private = s->be->http_reuse == PX_REUSE_NEVER || srv->send_proxy;
+	conn_init(&b->c, b->task);
+	conn_move(&b->c, &s->sc, b->task);
+	conn_init(&s->sc, s->task);
+	list_insert(l, &b->by_srv);
+	if (!h2b_all.next)
+		list_init(&h2b_all);
+	list_append(&h2b_all, &b->by_thr);
+	atomic_fetch_add(&h2b_live, 1);
+	attach_stream(b, h, s);
+	task_wakeup(b->task, TASK_WOKEN_OTHER);
+	return 0;
+fail:
+	if (b) {
+		if (b->tx.area)
+			buf_release(&b->tx);
+		if (b->h2)
+			h2c_free(b->h2);
+		if (b->task)
+			task_destroy(b->task);
+		free(b);
+	}
+	free(h);
+	return -1;
+}
+
+/* ---- the stream's side ---- */
+
+int h2bs_snd_head(struct h2bs *h, const struct http_msg *msg, int end)
+{
+	struct h2b *b = h->b;
+	int32_t sid;
+
+	if (!b || h->failed)
+		return -2;
+	sid = h2c_submit_request(b->h2, msg, h, end);
+	if (sid > 0) {
+		h->sid = sid;
+		if (end)
+			h->tx_eom = h->tx_done = 1;
+		h2b_wake(b);
+		return 0;
+	}
+	switch (sid) {
+	case H2C_E_NOSTREAM:
+		b->noroom = 1;
+		return -2;
+	case H2C_E_CLOSED:
+		b->shut = 1;
+		return -2;
+	default:
+		return -1;
+	}
+}
+
+void h2bs_snd_body(struct h2bs *h, int eom, const char *tlr, size_t tlr_len)
+{
+	int news = 0;
+
+	if (eom && !h->tx_eom) {
+		h->tx_eom = 1;
+		news = 1;
+		if (tlr_len && (h->tlr = malloc(tlr_len))) {
+			memcpy(h->tlr, tlr, tlr_len);
+			h->tlr_len = tlr_len;
+		}
+	}
+	if (h->s && h->s->req.data)
+		news = 1;
+	if (h->b && !h->forgotten && h->sid && !h->tx_done && h->tx_blocked && news) {
+		h->tx_blocked = 0;
+		h2c_resume(h->b->h2, h->sid);
+		h2b_wake(h->b);
+	}
+}
+
+int h2bs_tx_finished(const struct h2bs *h)
+{
+	return h->tx_done || h->failed;
+}
+
+enum h1_result h2bs_rcv_head(struct h2bs *h, struct buffer *chan, size_t max,
+                             struct http_msg *m, struct h1_error *err)
+{
+	struct h2b_head *hd = h->heads;
+	ssize_t n;
+
+	if (!hd)
+		return H1_INCOMPLETE;
+	if (!chan->area && buf_alloc(chan) < 0)
+		return H1_INCOMPLETE;
+	chan->head = chan->data = 0;
+	if (max > chan->size)
+		max = chan->size;
+	n = http_msg_copy(m, &hd->m, chan->area, max);
+	if (n < 0) {
+		err->status = 502;
+		err->reason = "response head too large";
+		err->offset = 0;
+		return H1_ERROR;
+	}
+	chan->data = (size_t)n;
+	m->head_len = (size_t)n;
+	h->heads = hd->next;
+	free(hd);
+	return H1_OK;
+}
+
+int h2bs_rcv_body(struct h2bs *h, struct buffer *chan)
+{
+	size_t n;
+
+	if (!h->rx.data)
+		return 0;
+	if (!chan->area && buf_alloc(chan) < 0)
+		return 0;
+	buf_realign(chan);
+	n = buf_room(chan);
+	if (n > h->rx.data)
+		n = h->rx.data;
+	if (!n)
+		return 0;
+	memcpy(buf_tail(chan), buf_head(&h->rx), n);
+	chan->data += n;
+	buf_consume(&h->rx, n);
+	if (h->s)
+		h->s->bytes_out += n;
+	if (h->b && !h->forgotten) {
+		h2c_consumed(h->b->h2, h->sid, n);
+		h2b_wake(h->b);
+	}
+	return 1;
+}
+
+int h2bs_rx_done(const struct h2bs *h)
+{
+	return h->rx_eom && !h->rx.data && !h->heads;
+}
+
+size_t h2bs_rx_pending(const struct h2bs *h)
+{
+	return h->rx.data + (h->heads ? 1 : 0);
+}
+
+const char *h2bs_rx_trailers(const struct h2bs *h, size_t *len)
+{
+	*len = h->rx_tlr_len;
+	return h->rx_tlr;
+}
+
+int h2bs_failed(const struct h2bs *h)
+{
+	return h->failed;
+}
+
+int h2bs_refused(const struct h2bs *h)
+{
+	return h->refused;
+}
+
+void h2bs_detach(struct h2bs *h)
+{
+	struct h2b *b = h->b;
+
+	h->s = NULL;
+	if (b) {
+		list_del_init(&h->list);
+		b->nstreams--;
+		b->noroom = 0;
+		if (h->sid && !h->forgotten)
+			h2c_detach(b->h2, h->sid);
+		if (!b->nstreams)
+			h2b_went_idle(b);
+		h2b_wake(b);
+	}
+	h2bs_free(h);
+}
+
+/* ---- thread exit ---- */
+
+static void h2b_thread_deinit(int tid)
+{
+	if (!h2b_all.next)
+		return;
+	while (!list_empty(&h2b_all))
+		h2b_free(list_elem(h2b_all.next, struct h2b, by_thr), 0);
+}
+
+static struct thread_init_hook h2b_thread_hook = { .deinit = h2b_thread_deinit };
+
+__attribute__((constructor)) static void h2b_register(void)
+{
+	thread_register_init(&h2b_thread_hook);
+}
