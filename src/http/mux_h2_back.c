@@ -436,14 +436,18 @@ static const struct h2c_ops h2b_ops = {
 static void h2b_free(struct h2b *b, int wake)
 {
 	struct list *pos, *tmp;
+	/* before the server's SETTINGS, no request left (h2b_write()) */
+	int none_sent = !h2c_peer_settings_known(b->h2);
 
 	list_for_each_safe(pos, tmp, &b->streams) {
 		struct h2bs *h = list_elem(pos, struct h2bs, list);
 
 		list_del_init(&h->list);
 		h->b = NULL;
-		if (!h->failed)
+		if (!h->failed) {
 			h->failed = H2C_INTERNAL_ERROR + 1;
+			h->refused = none_sent;
+		}
 		h->forgotten = 1;
 		if (wake)
 			h2bs_wake(h);

@@ -557,6 +557,9 @@ void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req)
 	}
 }
 
+static void count_failed_resp(struct stream *s);
+static int response_started(const struct stream *s);
+
 /* The request head leaves the request channel once it goes out (the
  * server's mux has its serialised copy): its spans are dropped. */
 static void request_head_gone(struct stream *s)
@@ -565,14 +568,58 @@ static void request_head_gone(struct stream *s)
 
 	if (t->flags & TX_F_REQ_GONE)
 		return;
+	t->flags |= TX_F_REQ_GONE;
+	if (s->h2bs && !(t->flags & TX_F_REPLIED) && h2bs_tx_finished(s->h2bs) &&
+	    !h2bs_failed(s->h2bs) && s->req.data == t->req.head_len) {
+		/* sent whole, with END_STREAM on its HEADERS */
+		/* a refused HTTP/2 stream (RFC 9113 section 8.7) is sent again:
+		 * see h2_refused_retry() */
+		t->flags |= TX_F_REQ_KEPT;
+		return;
+	}
 	if (t->req.head_len <= s->req.data)
 		buf_consume(&s->req, t->req.head_len);
 	t->req.head_len = 0;
 	t->req.nhdrs = 0;
-	t->flags |= TX_F_REQ_GONE;
 }
 
-static void count_failed_resp(struct stream *s);
+/* The request head kept for a retry is dropped once a response comes. */
+static void request_kept_drop(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (!(t->flags & TX_F_REQ_KEPT))
+		return;
+	t->flags &= ~TX_F_REQ_KEPT;
+	if (t->req.head_len <= s->req.data)
+		buf_consume(&s->req, t->req.head_len);
+	t->req.head_len = 0;
+	t->req.nhdrs = 0;
+}
+
+/* The HTTP/2 server refused the stream before processing it (REFUSED_STREAM,
+ * or a GOAWAY that came while the request was on its way): a bodyless
+ * request, kept whole, goes again on another connection, as a connection
+ * retry (RFC 9113 section 8.7: the request is known not to be processed).
+ * Returns 1 if it does. */
+static int h2_refused_retry(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (!s->h2bs || !h2bs_refused(s->h2bs) || !(t->flags & TX_F_REQ_KEPT) ||
+	    response_started(s) || s->retries_left <= 0)
+		return 0;
+	h2bs_detach(s->h2bs);
+	s->h2bs = NULL;
+	conn_init(&s->sc, s->task);
+	t->flags &= ~(TX_F_REQ_GONE | TX_F_REQ_KEPT);
+	t->req_sent_ms = 0;
+	s->srv_exp = 0;
+	stream_retry(s);
+	task_wakeup(s->task, TASK_WOKEN_OTHER);
+	return 1;
+}
+
 
 /* Moves the request toward the server (or drops it when sluice answered
  * itself). Returns 1 on progress, -1 on error (term set). */
@@ -912,6 +959,8 @@ static int xfer_response_head(struct stream *s)
 		return 1;
 	}
 	if (r == H1_OK) {
+		if (!replied)
+			request_kept_drop(s);
 		if (t->res.status < 200 && t->res.status != 101) {
 			/* interim response: forwarded at once */
 			if (cli_snd_head(s, &t->res, 0, 1) < 0)
@@ -938,6 +987,8 @@ static int xfer_response_head(struct stream *s)
 	if (replied)
 		return 0;
 	if ((s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP))) {
+		if (h2_refused_retry(s))
+			return 1;
 		if (!srv_rx_pending(s) && !t->resp_interim &&
 		    http_l7_retry(s, RETRY_ON_EMPTY_RESPONSE))
 			return 1;

@@ -48,6 +48,10 @@ struct http_reply;
 #define TX_F_MONITOR      0x0800  /* monitor-uri request */
 #define TX_F_LOGGED       0x1000
 #define TX_F_RES_TRUNC    0x2000  /* the server closed before its body ended */
+#define TX_F_REQ_KEPT     0x4000  /* with REQ_GONE: a bodyless request sent to an
+                                   * HTTP/2 server, still whole in the request
+                                   * channel until its response head, so that a
+                                   * refused stream can be sent again */
 
 /* One side's body transfer state. */
 struct txn_body {
