@@ -497,7 +497,8 @@ static int head_request(struct h2c_head *hd, struct h2c_stream *s, int end_strea
 	}
 	if (cookie.ptr)
 		head_append(msg, IST("cookie"), cookie);
-	if (end_stream || msg->meth == HTTP_METH_CONNECT) {
+	/* what follows a CONNECT or an extended CONNECT is tunnel payload */
+	if (end_stream || msg->meth == HTTP_METH_CONNECT || (s->flags & H2S_F_EXT_CONNECT)) {
 		if (end_stream && (msg->flags & HTTP_F_HAS_CL) && msg->content_length)
 			return H2C_HEAD_MALFORMED;
 		if (!(msg->flags & HTTP_F_HAS_CL))
@@ -807,8 +808,8 @@ int h2c_out_response(struct h2c_out *o, const struct http_msg *msg, struct h2c_s
 			return H2C_E_UPGRADE;
 		if (!out_ws_accept_ok(msg, s))
 			return H2C_E_WS_ACCEPT;
+		/* a 200; Sec-WebSocket-Accept is kept, as HAProxy 2.6 does */
 		status = 200;
-		of |= OF_DROP_WS;
 	}
 	if (msg->flags & HTTP_F_CL_DROP)
 		of |= OF_DROP_CL;

@@ -608,7 +608,8 @@ int h2s_failed(const struct h2s *h)
 
 int h2s_snd_head(struct h2s *h, const struct http_msg *msg, int interim)
 {
-	int end = !interim && (msg->flags & HTTP_F_BODYLESS);
+	/* a tunnel's 2xx (or the 101 to an extended CONNECT) opens it */
+	int end = !interim && (msg->flags & HTTP_F_BODYLESS) && !(msg->flags & HTTP_F_TUNNEL);
 
 	if (!h->f || h->forgotten)
 		return -1;

@@ -1147,6 +1147,10 @@ void do_established(struct stream *s)
 	int more;
 	uint64_t now = th_ctx->now_ms;
 
+	if (s->h2s) {
+		http_h2_tunnel(s);   /* the client's side is an HTTP/2 stream */
+		return;
+	}
 	more = forward(s, &s->cli, &s->req, &s->sc, &s->bytes_in, NULL);
 	more |= forward(s, &s->sc, &s->res, &s->cli, NULL, &s->bytes_out);
 

@@ -1140,6 +1140,77 @@ static void switch_to_tunnel(struct stream *s)
 	s->srv_exp = tick_add_ifset(now_ms(), side_timeout(s, 0));
 }
 
+void http_h2_tunnel(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	uint64_t now = now_ms();
+	int more = 0;
+
+	cli_sync(s);
+	for (int round = 0; round < HTTP_FWD_ROUNDS; round++) {
+		int p = 0;
+
+		/* client to server: DATA payload, then the socket */
+		if (h2s_rcv_body(s->h2s, &s->req)) {
+			s->cli_exp = tick_add_ifset(now, side_timeout(s, 1));
+			p = 1;
+		}
+		if (s->req.data && (s->sc.flags & CONN_F_WR_READY) && !(s->sc.flags & CONN_F_ERROR) &&
+		    conn_send(&s->sc, &s->req) > 0) {
+			s->srv_exp = tick_add_ifset(now, side_timeout(s, 0));
+			p = 1;
+		}
+		/* server to client: the socket, then DATA frames the HTTP/2
+		 * connection pulls */
+		if ((s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT) &&
+		    (s->res.area || buf_alloc(&s->res) == 0) && buf_room(&s->res)) {
+			ssize_t n = conn_recv(&s->sc, &s->res);
+
+			if (n >= 0)
+				s->srv_exp = tick_add_ifset(now, side_timeout(s, 0));
+			if (n > 0)
+				p = 1;
+		}
+		if (!p)
+			break;
+		more = round == HTTP_FWD_ROUNDS - 1;
+	}
+	/* END_STREAM from the client is the tunnel's FIN toward the server;
+	 * the server's FIN becomes our END_STREAM once its bytes are out */
+	if (h2s_rx_done(s->h2s) && !s->req.data && !(s->sc.flags & CONN_F_WR_SHUT))
+		conn_shutw(&s->sc);
+	if (s->res.data || (s->sc.flags & CONN_F_RD_SHUT)) {
+		if (s->res.data)
+			s->cli_exp = tick_add_ifset(now, side_timeout(s, 1));
+		h2s_snd_body(s->h2s, !!(s->sc.flags & CONN_F_RD_SHUT), NULL, 0);
+	}
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		stream_abort(s, 'C', 'D');
+		return;
+	}
+	if (s->sc.flags & CONN_F_ERROR) {
+		if (s->be)
+			CNT_INC(s->be->be_cnt.srv_aborts);
+		if (s->srv)
+			CNT_INC(s->srv->cnt.srv_aborts);
+		stream_abort(s, 'S', 'D');
+		return;
+	}
+	if (h2s_rx_done(s->h2s) && (s->sc.flags & CONN_F_RD_SHUT) && !s->req.data &&
+	    !s->res.data && h2s_tx_finished(s->h2s)) {
+		s->st = SST_CLOSED;   /* both directions done */
+		return;
+	}
+	if ((s->cli_exp && now >= s->cli_exp) || (s->srv_exp && now >= s->srv_exp)) {
+		stream_abort(s, (s->cli_exp && now >= s->cli_exp) ? 'c' : 's', 'D');
+		return;
+	}
+	(void)t;
+	if (more)
+		task_wakeup(s->task, TASK_WOKEN_OTHER);
+}
+
 static void http_xfer(struct stream *s)
 {
 	struct http_txn *t = s->txn;
