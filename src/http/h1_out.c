@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sluice/http/h1_out.h>
-#include <sluice/http/msgedit.h>
 
 #define LOWER(c) ((unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 0x20 : (c)))
 
@@ -308,12 +307,8 @@ static void w_start_line(struct writer *w, const struct http_msg *m, unsigned in
 		w_ist(w, version);
 		W_LIT(w, " ");
 		w_put(w, code, 4);
-		/* HTTP/2 has no reason phrase: the usual one, as HAProxy */
-		if (m->reason.len)
-			w_ist(w, m->reason);
-		else
-			w_ist(w, mk_ist(http_status_reason(m->status),
-			                strlen(http_status_reason(m->status))));
+		/* an HTTP/2 response has none: HAProxy 2.6 writes it empty */
+		w_ist(w, m->reason);
 	}
 	W_LIT(w, "\r\n");
 }

@@ -444,6 +444,8 @@ static void h2b_free(struct h2b *b, int wake)
 
 		list_del_init(&h->list);
 		h->b = NULL;
+		if (h->s)
+			h->s->sc.ssl = NULL;   /* borrowed from b->c */
 		if (!h->failed) {
 			h->failed = H2C_INTERNAL_ERROR + 1;
 			h->refused = none_sent;
@@ -587,6 +589,7 @@ static void attach_stream(struct h2b *b, struct h2bs *h, struct stream *s)
 	s->sc.src = *conn_src(&b->c);
 	s->sc.dst = *conn_dst(&b->c);
 	s->sc.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
+	s->sc.ssl = b->c.ssl;   /* borrowed (ssl_bc_*): given back at detach */
 }
 
 /* Whether <b> takes one more stream of <s>. */
@@ -838,6 +841,8 @@ void h2bs_detach(struct h2bs *h)
 {
 	struct h2b *b = h->b;
 
+	if (h->s)
+		h->s->sc.ssl = NULL;   /* borrowed from b->c */
 	h->s = NULL;
 	if (b) {
 		list_del_init(&h->list);

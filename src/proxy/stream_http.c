@@ -1081,7 +1081,9 @@ static int xfer_to_client(struct stream *s)
 		/* the HTTP/2 connection pulls the payload (and wakes us) */
 		if (t->flags & TX_F_RES_GONE) {
 			t->flags |= TX_F_RES_STARTED;
-			h2s_snd_body(s->h2s, t->res_body.done, tlr, tlen);
+			/* a tunnel's response has no body, but its stream stays
+			 * open for the tunnel (http_h2_tunnel()) */
+			h2s_snd_body(s->h2s, t->res_body.done && !(t->flags & TX_F_TUNNEL), tlr, tlen);
 		}
 		return 0;
 	}

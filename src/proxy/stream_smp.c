@@ -244,7 +244,9 @@ int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
 /* The client connection, or the server connection of the server this
  * stream (transaction) uses: a connection kept from a previous request
  * is not this one's when no server was chosen (a `return`). Both belong
- * to the stream's thread. */
+ * to the stream's thread. A stream of an HTTP/2 connection (either side)
+ * holds a copy of that connection, without descriptor, that borrows its
+ * TLS session: the session is what counts. */
 static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side)
 {
 	struct stream *s = ctx->owner;
@@ -252,7 +254,7 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 
 	if (side == SMP_CONN_BACK && !s->srv)
 		return NULL;
-	if (!conn_is_open(c) || (c->flags & CONN_F_TLS_HS))
+	if (!c->ssl || (c->flags & CONN_F_TLS_HS))
 		return NULL;
 	return c->ssl;
 }
