@@ -508,8 +508,20 @@ static int head_request(struct h2c_head *hd, struct h2c_stream *s, int end_strea
 	return H2C_HEAD_OK;
 }
 
+/* Whether <msg> has a field named <name> (lower case). */
+static int head_has(const struct http_msg *msg, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (int i = 0; i < msg->nhdrs; i++)
+		if (msg->hdrs[i].name.len == l && !strncasecmp(msg->hdrs[i].name.ptr, name, l))
+			return 1;
+	return 0;
+}
+
 /* The 200 to an extended CONNECT sent for an HTTP/1 websocket request: the
- * 101 its client waits for. */
+ * 101 its client waits for, with the Sec-WebSocket-Accept of its key (the
+ * server's own when it sent one: a proxy that passed the key on). */
 static int head_ws_switch(struct h2c_head *hd, struct http_msg *msg, struct h2c_stream *s)
 {
 	char *acc = hd->arena + hd->arena_used;
@@ -525,7 +537,7 @@ static int head_ws_switch(struct h2c_head *hd, struct http_msg *msg, struct h2c_
 	msg->status = 101;
 	head_append(msg, IST("connection"), IST("upgrade"));
 	head_append(msg, IST("upgrade"), IST("websocket"));
-	if (s->flags & H2S_F_WS_KEY) {
+	if ((s->flags & H2S_F_WS_KEY) && !head_has(msg, "sec-websocket-accept")) {
 		if (hd->arena_size - hd->arena_used < H2C_WS_ACCEPT_LEN + 1 ||
 		    ws_accept_of(s->ws_key, acc) < 0)
 			return H2C_HEAD_NOMEM;
@@ -910,7 +922,9 @@ int h2c_out_request(struct h2c_out *o, const struct http_msg *msg, struct h2c_st
 			return H2C_E_INVAL;
 		t.authority = msg->hdrs[i].value;
 	}
-	of = ws ? OF_DROP_WS : 0;
+	/* the client's Sec-WebSocket-Key goes along, as HAProxy 2.6 sends it:
+	 * an RFC 8441 server ignores it, a proxy behind it passes it on */
+	of = 0;
 	if (t.authority.ptr)
 		of |= OF_DROP_HOST;
 	if (msg->flags & HTTP_F_CL_DROP)

@@ -59,6 +59,8 @@ struct h2b {
 	                             * limit: no new stream until one ends */
 	int private;                /* http-reuse never or PROXY header: the
 	                             * stream that opened it only */
+	int settings_seen;          /* the server's SETTINGS came: streams
+	                             * waiting for them were woken */
 };
 
 struct h2bs {
@@ -550,6 +552,14 @@ static struct task *h2b_process(struct task *t, void *ctx, unsigned int state)
 	}
 	if (b->c.flags & (CONN_F_ERROR | CONN_F_HUP))
 		goto dead;
+	if (!b->settings_seen && h2c_peer_settings_known(b->h2)) {
+		/* a websocket request waits for them (RFC 8441 allowed?) */
+		struct list *pos;
+
+		b->settings_seen = 1;
+		for (pos = b->streams.next; pos != &b->streams; pos = pos->next)
+			h2bs_wake(list_elem(pos, struct h2bs, list));
+	}
 	if (h2c_counters(b->h2)->goaway_recv)
 		b->shut = 1;   /* the server goes away: no new stream */
 	if (!h2c_want_read(b->h2) && !h2c_want_write(b->h2) && !b->tx.data)
@@ -721,6 +731,8 @@ int h2bs_snd_head(struct h2bs *h, const struct http_msg *msg, int end)
 		return 0;
 	}
 	switch (sid) {
+	case H2C_E_AGAIN:
+		return 1;   /* woken when the server's SETTINGS come */
 	case H2C_E_NOSTREAM:
 		b->noroom = 1;
 		return -2;

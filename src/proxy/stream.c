@@ -1147,8 +1147,8 @@ void do_established(struct stream *s)
 	int more;
 	uint64_t now = th_ctx->now_ms;
 
-	if (s->h2s) {
-		http_h2_tunnel(s);   /* the client's side is an HTTP/2 stream */
+	if (s->h2s || s->h2bs) {
+		http_h2_tunnel(s);   /* a side is an HTTP/2 stream */
 		return;
 	}
 	more = forward(s, &s->cli, &s->req, &s->sc, &s->bytes_in, NULL);

@@ -632,6 +632,8 @@ static int xfer_request(struct stream *s)
 		rc = http_request_emit(s);
 		if (rc == -2)
 			return 1;   /* back to connecting: see http_request_emit() */
+		if (rc == 1)
+			return 0;   /* the HTTP/2 server's SETTINGS first */
 		if (rc == -3) {
 			/* HTTP/2 toward the server cannot carry it */
 			t->flags |= TX_F_SRV_CLOSE;
@@ -676,7 +678,12 @@ static int xfer_request(struct stream *s)
 		size_t tlen;
 		const char *tlr = http_cli_trailers(s, &tlen);
 
-		h2bs_snd_body(s->h2bs, t->req_body.done, tlr, tlen);
+		/* a request opening a tunnel (CONNECT, websocket) keeps its
+		 * stream open for the tunnel's bytes */
+		int tun = t->meth == HTTP_METH_CONNECT ||
+		          ((t->req.flags & HTTP_F_UPGRADE) && (t->req.flags & HTTP_F_CONN_UPGRADE));
+
+		h2bs_snd_body(s->h2bs, t->req_body.done && !tun, tlr, tlen);
 	} else if (s->h2bs) {
 		if (!t->req_sent_ms)
 			t->req_sent_ms = now_ms();
@@ -846,7 +853,8 @@ static int response_parsed(struct stream *s)
 	if (from_server && s->h2bs) {
 		/* HTTP/2 frames the body: it ends with the stream */
 		t->res_body.until_close = 0;
-		t->res_body.done = h2bs_rx_done(s->h2bs);
+		/* a tunnel's bytes come after the switch, not as a body */
+		t->res_body.done = (m->flags & HTTP_F_TUNNEL) || h2bs_rx_done(s->h2bs);
 		if (!s->h2s && !(m->flags & (HTTP_F_HAS_CL | HTTP_F_BODYLESS))) {
 			if (t->res_body.done) {
 				m->flags |= HTTP_F_HAS_CL;
@@ -1131,7 +1139,8 @@ static void switch_to_tunnel(struct stream *s)
 
 	/* what is left goes through raw: what the muxes read past the heads
 	 * moves into the channels, bytes from now on */
-	if (s->h2bs || h1m_rx_to_chan(&s->srv_m, &s->res) < 0 || h1m_rx_to_chan(&s->cli_m, &s->req) < 0) {
+	if ((!s->h2bs && h1m_rx_to_chan(&s->srv_m, &s->res) < 0) ||
+	    (!s->h2s && h1m_rx_to_chan(&s->cli_m, &s->req) < 0)) {
 		stream_abort(s, 'P', 'D');
 		return;
 	}
@@ -1142,49 +1151,99 @@ static void switch_to_tunnel(struct stream *s)
 	s->srv_exp = tick_add_ifset(now_ms(), side_timeout(s, 0));
 }
 
+/* ---- tunnels with an HTTP/2 side ---- */
+
+/* Input of a tunnel's side into <b>: an HTTP/2 stream's DATA payload, or
+ * raw bytes. Returns 1 on progress. */
+static int tun_recv(struct stream *s, int client, struct buffer *b)
+{
+	struct conn *c = client ? &s->cli : &s->sc;
+
+	if (client && s->h2s)
+		return h2s_rcv_body(s->h2s, b);
+	if (!client && s->h2bs)
+		return h2bs_rcv_body(s->h2bs, b);
+	if (!(c->flags & CONN_F_RD_READY) || (c->flags & CONN_F_RD_SHUT) ||
+	    (!b->area && buf_alloc(b) < 0) || !buf_room(b))
+		return 0;
+	return conn_recv(c, b) > 0;
+}
+
+/* Whether a tunnel's side sent everything it will (END_STREAM, FIN). */
+static int tun_in_done(const struct stream *s, int client)
+{
+	if (client && s->h2s)
+		return h2s_rx_done(s->h2s);
+	if (!client && s->h2bs)
+		return h2bs_rx_done(s->h2bs);
+	return !!((client ? &s->cli : &s->sc)->flags & CONN_F_RD_SHUT);
+}
+
+/* Output of <b> toward a tunnel's side; <eom>: the other side is done and
+ * <b> holds the last of it. An HTTP/2 side pulls from <b> (and gets its
+ * END_STREAM after it); a raw one is written, then shut. Returns 1 on
+ * progress. */
+static int tun_send(struct stream *s, int client, struct buffer *b, int eom)
+{
+	struct conn *c = client ? &s->cli : &s->sc;
+	int p = 0;
+
+	if (client && s->h2s) {
+		if (b->data || eom)
+			h2s_snd_body(s->h2s, eom, NULL, 0);
+		return 0;
+	}
+	if (!client && s->h2bs) {
+		if (b->data || eom)
+			h2bs_snd_body(s->h2bs, eom, NULL, 0);
+		return 0;
+	}
+	if (b->data && (c->flags & CONN_F_WR_READY) && !(c->flags & CONN_F_ERROR))
+		p = conn_send(c, b) > 0;
+	if (eom && !b->data && !(c->flags & CONN_F_WR_SHUT))
+		conn_shutw(c);
+	return p;
+}
+
+/* Whether a tunnel's side took everything toward it, its end included. */
+static int tun_out_done(const struct stream *s, int client, const struct buffer *b)
+{
+	if (client && s->h2s)
+		return h2s_tx_finished(s->h2s);
+	if (!client && s->h2bs)
+		return h2bs_tx_finished(s->h2bs);
+	return !b->data;
+}
+
 void http_h2_tunnel(struct stream *s)
 {
-	struct http_txn *t = s->txn;
 	uint64_t now = now_ms();
 	int more = 0;
 
 	cli_sync(s);
+	srv_sync(s);
 	for (int round = 0; round < HTTP_FWD_ROUNDS; round++) {
 		int p = 0;
 
-		/* client to server: DATA payload, then the socket */
-		if (h2s_rcv_body(s->h2s, &s->req)) {
+		if (tun_recv(s, 1, &s->req)) {
 			s->cli_exp = tick_add_ifset(now, side_timeout(s, 1));
 			p = 1;
 		}
-		if (s->req.data && (s->sc.flags & CONN_F_WR_READY) && !(s->sc.flags & CONN_F_ERROR) &&
-		    conn_send(&s->sc, &s->req) > 0) {
+		if (tun_send(s, 0, &s->req, tun_in_done(s, 1))) {
 			s->srv_exp = tick_add_ifset(now, side_timeout(s, 0));
 			p = 1;
 		}
-		/* server to client: the socket, then DATA frames the HTTP/2
-		 * connection pulls */
-		if ((s->sc.flags & CONN_F_RD_READY) && !(s->sc.flags & CONN_F_RD_SHUT) &&
-		    (s->res.area || buf_alloc(&s->res) == 0) && buf_room(&s->res)) {
-			ssize_t n = conn_recv(&s->sc, &s->res);
-
-			if (n >= 0)
-				s->srv_exp = tick_add_ifset(now, side_timeout(s, 0));
-			if (n > 0)
-				p = 1;
+		if (tun_recv(s, 0, &s->res)) {
+			s->srv_exp = tick_add_ifset(now, side_timeout(s, 0));
+			p = 1;
+		}
+		if (tun_send(s, 1, &s->res, tun_in_done(s, 0))) {
+			s->cli_exp = tick_add_ifset(now, side_timeout(s, 1));
+			p = 1;
 		}
 		if (!p)
 			break;
 		more = round == HTTP_FWD_ROUNDS - 1;
-	}
-	/* END_STREAM from the client is the tunnel's FIN toward the server;
-	 * the server's FIN becomes our END_STREAM once its bytes are out */
-	if (h2s_rx_done(s->h2s) && !s->req.data && !(s->sc.flags & CONN_F_WR_SHUT))
-		conn_shutw(&s->sc);
-	if (s->res.data || (s->sc.flags & CONN_F_RD_SHUT)) {
-		if (s->res.data)
-			s->cli_exp = tick_add_ifset(now, side_timeout(s, 1));
-		h2s_snd_body(s->h2s, !!(s->sc.flags & CONN_F_RD_SHUT), NULL, 0);
 	}
 	if (s->cli.flags & CONN_F_ERROR) {
 		CNT_INC(s->fe->fe_cnt.cli_aborts);
@@ -1199,8 +1258,8 @@ void http_h2_tunnel(struct stream *s)
 		stream_abort(s, 'S', 'D');
 		return;
 	}
-	if (h2s_rx_done(s->h2s) && (s->sc.flags & CONN_F_RD_SHUT) && !s->req.data &&
-	    !s->res.data && h2s_tx_finished(s->h2s)) {
+	if (tun_in_done(s, 1) && tun_in_done(s, 0) && tun_out_done(s, 0, &s->req) &&
+	    tun_out_done(s, 1, &s->res) && !s->req.data && !s->res.data) {
 		s->st = SST_CLOSED;   /* both directions done */
 		return;
 	}
@@ -1208,7 +1267,6 @@ void http_h2_tunnel(struct stream *s)
 		stream_abort(s, (s->cli_exp && now >= s->cli_exp) ? 'c' : 's', 'D');
 		return;
 	}
-	(void)t;
 	if (more)
 		task_wakeup(s->task, TASK_WOKEN_OTHER);
 }

@@ -127,20 +127,19 @@ static int request_emit_h2(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->req;
-	struct ist up;
 	size_t tlen;
 	int end, rc;
 
-	/* tunnels (CONNECT, websocket) toward HTTP/2 servers are not carried
-	 * yet: other upgrades are dropped by the conversion (HAProxy 2.6) */
-	if (m->meth == HTTP_METH_CONNECT ||
-	    ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE) &&
-	     http_hdr_occ(m, IST("upgrade"), -1, 0, &up) && up.len >= 9 &&
-	     !strncasecmp(up.ptr, "websocket", 9)))
-		return -3;
+	/* a CONNECT, and a websocket upgrade (an extended CONNECT, RFC 8441),
+	 * open a tunnel: their stream stays open for its bytes. Other
+	 * upgrades are dropped by the conversion (HAProxy 2.6) */
 	http_cli_trailers(s, &tlen);
-	end = t->req_body.done && s->req.data <= m->head_len && !tlen;
+	end = t->req_body.done && s->req.data <= m->head_len && !tlen &&
+	      m->meth != HTTP_METH_CONNECT &&
+	      !((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE));
 	rc = h2bs_snd_head(s->h2bs, m, end);
+	if (rc == 1)
+		return 1;   /* the server's SETTINGS first: the head waits */
 	if (rc != -2)
 		return rc < 0 ? -3 : 0;
 	/* the connection takes no new stream (the server's limit, a GOAWAY
@@ -163,7 +162,7 @@ int http_request_emit(struct stream *s)
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 
 	if (s->h2bs)
-		return request_emit_h2(s);
+		return request_emit_h2(s);   /* 0, 1 (not yet), -2, -3 */
 
 	if ((m->flags & HTTP_F_UPGRADE) && (m->flags & HTTP_F_CONN_UPGRADE))
 		fl |= H1O_F_TUNNEL;
