@@ -44,6 +44,8 @@
  * Concurrency: none; a connection belongs to one thread.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/pool.h>
@@ -701,6 +703,159 @@ static int h2c_submit_settings(struct h2c *c)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* nghttp2's memory                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* nghttp2 allocates and frees several small blocks per stream (the stream,
+ * its outbound items, header buffers): through glibc's malloc that was a
+ * tenth of the cost of an HTTP/2 request. Each thread keeps the blocks its
+ * sessions free, by size class, for its next ones: no lock, since a
+ * session and its blocks live on one thread (a block freed by another
+ * thread, at exit, merely goes to that thread's cache). At most H2M_KEEP
+ * blocks per class and thread stay cached; larger blocks go to malloc.
+ * Sanitizer builds cache nothing, so that ASan keeps seeing every block. */
+#define H2M_HDR     16          /* before each block: class, size */
+#define H2M_NCLASS  6           /* 64, 128, ..., 2048 bytes */
+#if defined(__SANITIZE_ADDRESS__)
+#define H2M_KEEP    0
+#else
+#define H2M_KEEP    256
+#endif
+
+struct h2m_hdr {
+	int cls;                    /* size class, -1 for a large block */
+	size_t size;                /* usable bytes */
+};
+
+struct h2m_cache {
+	void *head[H2M_NCLASS];     /* blocks (at their header), linked through
+	                             * their first payload bytes */
+	int n[H2M_NCLASS];
+};
+
+static __thread struct h2m_cache *h2m_tc;
+static pthread_key_t h2m_key;
+static pthread_once_t h2m_once = PTHREAD_ONCE_INIT;
+
+static void h2m_cache_free(void *p)
+{
+	struct h2m_cache *tc = p;
+
+	for (int c = 0; c < H2M_NCLASS; c++) {
+		while (tc->head[c]) {
+			void *b = tc->head[c];
+
+			tc->head[c] = *(void **)((char *)b + H2M_HDR);
+			free(b);
+		}
+	}
+	free(tc);
+}
+
+static void h2m_key_init(void)
+{
+	pthread_key_create(&h2m_key, h2m_cache_free);
+}
+
+static struct h2m_cache *h2m_cache(void)
+{
+	if (!h2m_tc && H2M_KEEP) {
+		pthread_once(&h2m_once, h2m_key_init);
+		h2m_tc = calloc(1, sizeof(*h2m_tc));
+		if (h2m_tc && pthread_setspecific(h2m_key, h2m_tc) != 0) {
+			free(h2m_tc);
+			h2m_tc = NULL;
+		}
+	}
+	return h2m_tc;
+}
+
+static int h2m_class(size_t size)
+{
+	int c = 0;
+
+	while (c < H2M_NCLASS && size > ((size_t)64 << c))
+		c++;
+	return c < H2M_NCLASS ? c : -1;
+}
+
+static void *h2m_malloc(size_t size, void *ud)
+{
+	int cls = h2m_class(size);
+	struct h2m_cache *tc = h2m_tc;
+	struct h2m_hdr *h;
+
+	if (cls >= 0 && tc && tc->head[cls]) {
+		h = tc->head[cls];
+		tc->head[cls] = *(void **)((char *)h + H2M_HDR);
+		tc->n[cls]--;
+		return (char *)h + H2M_HDR;
+	}
+	if (cls >= 0)
+		size = (size_t)64 << cls;
+	if (size > SIZE_MAX - H2M_HDR)
+		return NULL;
+	h = malloc(H2M_HDR + size);
+	if (!h)
+		return NULL;
+	h->cls = cls;
+	h->size = size;
+	return (char *)h + H2M_HDR;
+}
+
+static void h2m_free(void *ptr, void *ud)
+{
+	struct h2m_hdr *h;
+	struct h2m_cache *tc;
+
+	if (!ptr)
+		return;
+	h = (struct h2m_hdr *)((char *)ptr - H2M_HDR);
+	tc = h->cls >= 0 ? h2m_cache() : NULL;
+	if (tc && tc->n[h->cls] < H2M_KEEP) {
+		*(void **)ptr = tc->head[h->cls];
+		tc->head[h->cls] = h;
+		tc->n[h->cls]++;
+		return;
+	}
+	free(h);
+}
+
+static void *h2m_calloc(size_t n, size_t size, void *ud)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = h2m_malloc(n * size, ud);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static void *h2m_realloc(void *ptr, size_t size, void *ud)
+{
+	struct h2m_hdr *h;
+	void *n;
+
+	if (!ptr)
+		return h2m_malloc(size, ud);
+	h = (struct h2m_hdr *)((char *)ptr - H2M_HDR);
+	if (size <= h->size)
+		return ptr;
+	n = h2m_malloc(size, ud);
+	if (!n)
+		return NULL;
+	memcpy(n, ptr, h->size);
+	h2m_free(ptr, ud);
+	return n;
+}
+
+static nghttp2_mem h2m_mem = {
+	.malloc = h2m_malloc, .free = h2m_free, .calloc = h2m_calloc, .realloc = h2m_realloc,
+};
+
 struct h2c *h2c_new(int server_role, const struct h2c_settings *set,
                     const struct h2c_ops *ops, void *owner)
 {
@@ -726,8 +881,8 @@ struct h2c *h2c_new(int server_role, const struct h2c_settings *set,
 	opt = h2c_options(c);
 	rc = -1;
 	if (cb && opt)
-		rc = server_role ? nghttp2_session_server_new2(&c->ng, cb, c, opt) :
-		                   nghttp2_session_client_new2(&c->ng, cb, c, opt);
+		rc = server_role ? nghttp2_session_server_new3(&c->ng, cb, c, opt, &h2m_mem) :
+		                   nghttp2_session_client_new3(&c->ng, cb, c, opt, &h2m_mem);
 	nghttp2_session_callbacks_del(cb);
 	nghttp2_option_del(opt);
 	if (rc != 0 || h2c_submit_settings(c) != 0) {

@@ -31,7 +31,8 @@ static inline struct ist mk_ist(const char *p, size_t len)
 }
 
 /* <s> equals <lower> (a NUL-terminated lower-case literal), ignoring case */
-#define IEQ(s, lit) h1_name_eq((s), (lit))
+/* <lit> is a literal: its length is known, most names differ by it */
+#define IEQ(s, lit) ((s).len == sizeof(lit) - 1 && h1_name_eq((s), (lit)))
 
 /* Whether comma-separated list <v> holds token <lower> (RFC 9110 5.6.1). */
 static int list_has_token(struct ist v, const char *lower)

@@ -41,6 +41,7 @@ struct idle_conn {
 	struct task *task;
 	struct server *srv;
 	int reqs;            /* requests it carried: 2 or more makes it "safe" */
+	uint64_t pooled_ms;  /* when it entered the pool */
 };
 
 /* A thread's idle connections of every server, oldest last. Owner thread
@@ -117,19 +118,24 @@ static struct task *idle_conn_task(struct task *t, void *ctx, unsigned int state
 }
 
 /* How many idle connections of <srv> the calling thread may keep: its share
- * of `pool-max-conn`, or by default its share of the connections in use
- * toward the server now plus a few. An idle connection that no request
- * will ever take only holds a local port (connect() then searches longer
- * for a free one) and a descriptor: clients that close after each request
- * (so never reuse under http-reuse safe) must not make the pool grow with
- * the request rate. */
+ * of `pool-max-conn`, or by default its share of the most connections ever
+ * in use toward the server at once, plus a few. An idle connection that no
+ * request will ever take only holds a local port (connect() then searches
+ * longer for a free one) and a descriptor: clients that close after each
+ * request (so never reuse under http-reuse safe) must not make the pool
+ * grow with the request rate, only up to the concurrency the server saw;
+ * and a load that comes in bursts (HTTP/2 clients sending ten requests at
+ * once) must find its connections again at the next burst, instead of
+ * closing them as the burst ends. The purge delay empties what stays. */
 static int idle_cap(const struct server *srv)
 {
 	int nbt = global.nbthread > 0 ? global.nbthread : 1;
+	int peak;
 
 	if (srv->pool_max_conn >= 0)
 		return (srv->pool_max_conn + nbt - 1) / nbt;
-	return (atomic_load(&((struct server *)srv)->used_conns) + nbt - 1) / nbt + 4;
+	peak = atomic_load_explicit(&((struct server *)srv)->used_max, memory_order_relaxed);
+	return (peak + nbt - 1) / nbt + 4;
 }
 
 /* Whether the descriptor budget leaves room for one more idle connection
@@ -172,6 +178,7 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 		task_wakeup(ic->task, TASK_WOKEN_IO);
 	ic->srv = srv;
 	ic->reqs = reqs;
+	ic->pooled_ms = th_ctx->now_ms;
 	list_insert(&l->head, &ic->list);
 	l->count++;
 	list_insert(&it->by_age, &ic->by_age);
@@ -184,7 +191,7 @@ int srv_idle_put(struct server *srv, struct conn *c, int reqs)
 }
 
 int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_safe,
-                  int *reqs)
+                  int *reqs, uint64_t *idle_ms)
 {
 	struct srv_idle_list *l;
 	struct list *pos;
@@ -203,6 +210,7 @@ int srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only
 		}
 		conn_move(dst, &ic->c, t);
 		*reqs = ic->reqs;
+		*idle_ms = th_ctx->now_ms - ic->pooled_ms;
 		idle_conn_free(ic, 0);
 		return 1;
 	}

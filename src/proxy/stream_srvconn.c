@@ -273,6 +273,9 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 
 /* ---- connection reuse ---- */
 
+/* Pooled for less than this, an idle connection is taken without a peek. */
+#define IDLE_PEEK_MS  1000
+
 /* Whether an idle server connection was closed (or spoke) while idle. */
 static int idle_conn_dead(const struct conn *c)
 {
@@ -292,6 +295,7 @@ int http_reuse_conn(struct stream *s)
 	struct http_txn *t = s->txn;
 	enum px_http_reuse mode = s->be->http_reuse;
 	int got = 0, reqs = 0;
+	uint64_t idle_ms = 0;
 
 	if (conn_is_open(&s->sc)) {
 		if (s->sc_srv == s->srv) {
@@ -318,12 +322,18 @@ int http_reuse_conn(struct stream *s)
 	}
 	/* an idle connection the server closed a moment ago (its FIN not
 	 * seen by the poller yet) would fail the request: a peek tells, and
-	 * the next idle one, or a new connection, is taken instead */
+	 * the next idle one, or a new connection, is taken instead. Not for
+	 * one pooled a moment ago (under load, every one): servers close
+	 * idle connections after seconds, and the poller has told of any
+	 * close older than its last wait; the rare miss is retried (HTTP/2
+	 * clients, http_reuse_retry()) or closes the client silently, as in
+	 * HAProxy, which never peeks */
 	for (int tries = 0; !got && tries < 4 && mode != PX_REUSE_NEVER &&
 	     (mode == PX_REUSE_ALWAYS || !(t->flags & TX_F_FIRST_REQ) || mode == PX_REUSE_AGGRESSIVE) &&
 	     srv_idle_take(s->srv, &s->sc, s->task,
-	                   mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs); tries++) {
-		if (idle_conn_dead(&s->sc)) {
+	                   mode == PX_REUSE_AGGRESSIVE && (t->flags & TX_F_FIRST_REQ), &reqs,
+	                   &idle_ms); tries++) {
+		if (idle_ms >= IDLE_PEEK_MS && idle_conn_dead(&s->sc)) {
 			conn_close(&s->sc);
 			conn_init(&s->sc, s->task);
 			continue;

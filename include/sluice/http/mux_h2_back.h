@@ -57,10 +57,13 @@ int h2b_adopt(struct stream *s);
 
 /* ---- what the stream calls (stream_http.c, stream_req.c) ---- */
 
-/* Sends the request head <msg>; <end>: no body follows. Returns 0; -2 when
- * this connection can take no new stream (the server's limit, a GOAWAY):
- * the stream detaches and looks again; -1 when HTTP/2 cannot carry the
- * request (a 502). */
+/* Sends the request head <msg>; <end>: no body follows. Returns 0; 1 when
+ * it must wait for the server's SETTINGS (a websocket request: RFC 8441
+ * allowed or not), the stream being woken when they come; -2 when this
+ * connection can take no new stream (the server's limit, a GOAWAY): the
+ * stream detaches and looks again; -1 when HTTP/2 cannot carry the request
+ * (a websocket upgrade to a server without RFC 8441: a 502). A CONNECT or
+ * a websocket upgrade keeps its stream open as a tunnel. */
 int  h2bs_snd_head(struct h2bs *h, const struct http_msg *msg, int end);
 /* The request payload waits in <chan> (after the head, which is gone);
  * <eom>: its end is there (trailers <tlr>, field lines, may be NULL). The

@@ -10,6 +10,7 @@
 #ifndef SLUICE_PROXY_SRV_IDLE_H
 #define SLUICE_PROXY_SRV_IDLE_H
 
+#include <stdint.h>
 #include <sluice/net/conn.h>
 
 struct server;
@@ -24,9 +25,10 @@ struct task;
 int  srv_idle_put(struct server *srv, struct conn *c, int reqs);
 /* Takes an idle connection of <srv> for the calling thread into <dst>,
  * whose I/O events will wake <t>. <only_safe>: only a safe one. Returns 1
- * with *reqs set if one was taken, 0 otherwise. */
+ * with *reqs (requests it carried) and *idle_ms (how long it was pooled)
+ * set if one was taken, 0 otherwise. */
 int  srv_idle_take(struct server *srv, struct conn *dst, struct task *t, int only_safe,
-                   int *reqs);
+                   int *reqs, uint64_t *idle_ms);
 /* Closes up to <n> idle connections of the calling thread, oldest first,
  * whatever their server (the descriptor budget is short). Returns how many
  * it closed. */

@@ -57,9 +57,9 @@ int  http_cli_rcv_body(struct stream *s, const char **why);
 int  http_cli_rx_done(const struct stream *s);
 /* The response is complete in the channel (the server's mux saw its end). */
 int  http_srv_rx_done(const struct stream *s);
-/* A tunnel (after CONNECT, or a websocket's extended CONNECT) between an
- * HTTP/2 stream of the client and the server's socket: state ESTABLISHED
- * of a stream with s->h2s. */
+/* A tunnel (after CONNECT, or a websocket upgrade) with an HTTP/2 stream
+ * on one side or both (s->h2s, s->h2bs): state ESTABLISHED of such a
+ * stream. */
 void http_h2_tunnel(struct stream *s);
 /* The request's trailers, field lines (NULL, 0 when none). */
 const char *http_cli_trailers(const struct stream *s, size_t *len);
