@@ -667,6 +667,11 @@ void h2s_detach(struct h2s *h)
 	h2s_free(h);
 }
 
+int32_t h2s_id(const struct h2s *h)
+{
+	return h->sid;
+}
+
 const char *h2s_rx_trailers(const struct h2s *h, size_t *len)
 {
 	*len = h->rx_tlr_len;

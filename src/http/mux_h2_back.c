@@ -600,6 +600,8 @@ static void attach_stream(struct h2b *b, struct h2bs *h, struct stream *s)
 	s->sc.dst = *conn_dst(&b->c);
 	s->sc.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	s->sc.ssl = b->c.ssl;   /* borrowed (ssl_bc_*): given back at detach */
+	s->h2_sfd = b->c.ph.fd;
+	s->h2_ssid = 0;
 }
 
 /* Whether <b> takes one more stream of <s>. */
@@ -725,6 +727,8 @@ int h2bs_snd_head(struct h2bs *h, const struct http_msg *msg, int end)
 	sid = h2c_submit_request(b->h2, msg, h, end);
 	if (sid > 0) {
 		h->sid = sid;
+		if (h->s)
+			h->s->h2_ssid = sid;
 		if (end)
 			h->tx_eom = h->tx_done = 1;
 		h2b_wake(b);

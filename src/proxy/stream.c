@@ -282,6 +282,8 @@ struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct 
 	s->lst = l;
 	s->fe = fe;
 	s->h2s = h;
+	s->h2_cfd = cli->ph.fd;
+	s->h2_csid = h2s_id(h);
 	pendconn_init(&s->pend, s->task);
 	vars_init(&s->vars_sess, VAR_SCOPE_SESS);
 	vars_init(&s->vars_txn, VAR_SCOPE_TXN);
@@ -1285,6 +1287,8 @@ struct sess_line {
 	uint64_t accept_ms;
 	int state;
 	size_t rq, rp;
+	int cfd, sfd;           /* client's and server's connections */
+	int32_t csid, ssid;     /* their HTTP/2 stream ids, 0 for HTTP/1 */
 };
 
 #define SESS_DUMP_BATCH 64
@@ -1312,12 +1316,28 @@ static int sess_copy_batch(struct list *head, struct list *cursor, struct sess_l
 		l->state = st->st;
 		l->rq = st->req.data;
 		l->rp = st->res.data;
+		l->cfd = st->h2s ? st->h2_cfd : st->cli.ph.fd;
+		l->csid = st->h2s ? st->h2_csid : 0;
+		l->sfd = st->h2bs ? st->h2_sfd : st->sc.ph.fd;
+		l->ssid = st->h2bs ? st->h2_ssid : 0;
 		pos = pos->next;
 	}
 	list_del_init(cursor);
 	list_append(pos, cursor);   /* just before <pos>: where to resume */
 	*end = pos == head;
 	return n;
+}
+
+/* A connection as `show sess` names it: "fd12", "fd12/h2:3" for stream 3
+ * of an HTTP/2 connection, "-" for none. */
+static void sess_conn_str(char *out, size_t room, int fd, int32_t sid)
+{
+	if (fd < 0)
+		snprintf(out, room, "-");
+	else if (sid > 0)
+		snprintf(out, room, "fd%d/h2:%d", fd, (int)sid);
+	else
+		snprintf(out, room, "fd%d", fd);
 }
 
 /* `show sess`. The per-thread list lock is never held for more than one
@@ -1348,17 +1368,19 @@ void stream_dump_all(struct cli_out *out, int max)
 			lock_release(&thr_streams[tid].lock);
 			for (int i = 0; i < n; i++) {
 				const struct sess_line *l = &batch[i];
-				char src[64];
+				char src[64], cc[32], sc[32];
 
 				addr_host_str(&l->src, src, sizeof(src));
+				sess_conn_str(cc, sizeof(cc), l->cfd, l->csid);
+				sess_conn_str(sc, sizeof(sc), l->sfd, l->ssid);
 				cli_printf(out, "%#lx: proto=%s src=%s:%d fe=%s be=%s srv=%s ts=%s "
-				           "age=%llus thread=%d state=%s rq=%zu rp=%zu\n",
+				           "age=%llus thread=%d state=%s rq=%zu rp=%zu cli=%s srvconn=%s\n",
 				           (unsigned long)l->addr,
 				           l->src.ss_family == AF_INET6 ? "tcpv6" :
 				           l->src.ss_family == AF_UNIX ? "unix_stream" : "tcpv4",
 				           src, addr_port(&l->src), l->fe, l->be, l->srv, l->term,
 				           (unsigned long long)(now - l->accept_ms) / 1000, tid + 1,
-				           state_names[l->state], l->rq, l->rp);
+				           state_names[l->state], l->rq, l->rp, cc, sc);
 			}
 			shown += n;
 		}

@@ -71,5 +71,7 @@ void h2s_snd_body(struct h2s *h, int eom, const char *tlr, size_t tlr_len);
 int  h2s_tx_finished(const struct h2s *h);
 /* The stream ends: the HTTP/2 stream is reset if it is still open. */
 void h2s_detach(struct h2s *h);
+/* Its HTTP/2 stream id. */
+int32_t h2s_id(const struct h2s *h);
 
 #endif

@@ -67,6 +67,11 @@ struct stream {
 	                            * connection's addresses, without descriptor,
 	                            * and srv_m only carries what goes before the
 	                            * connection's preface) */
+	/* what `show sess` prints of a stream's HTTP/2 connections (their
+	 * descriptors and the stream ids; 0 when there is none), stored by
+	 * the owner thread, read racily by the dump */
+	int h2_cfd, h2_sfd;
+	int32_t h2_csid, h2_ssid;
 	enum stream_state st;
 	int retries_left;
 	int retries_done;
