@@ -33,6 +33,8 @@
 #define H2B_MAX_STREAMS 100
 /* most trailer fields sent in one HEADERS frame */
 #define H2B_TLR_MAX     32
+/* connections of a server's list looked at for a free stream */
+#define H2B_ATTACH_LOOKS 8
 
 /* one response head waiting for the stream (1xx heads come before the
  * final one): the message and its strings in one heap block */
@@ -604,6 +606,24 @@ static void attach_stream(struct h2b *b, struct h2bs *h, struct stream *s)
 	s->h2_ssid = 0;
 }
 
+static int h2b_has_room(struct h2b *b);
+
+/* Moves <b> in its server's list: to the front when it has room (the most
+ * recently used first, so that a connection carrying few streams empties
+ * and goes), to the back when it has none. */
+static void h2b_reorder(struct h2b *b)
+{
+	struct list *l = srv_h2_conns(b->srv);
+
+	if (!l || !list_inlist(&b->by_srv))
+		return;   /* private: in no list */
+	list_del_init(&b->by_srv);
+	if (h2b_has_room(b))
+		list_insert(l, &b->by_srv);
+	else
+		list_append(l, &b->by_srv);
+}
+
 /* Whether <b> takes one more stream of <s>. */
 static int h2b_has_room(struct h2b *b)
 {
@@ -629,7 +649,10 @@ int h2b_attach(struct stream *s)
 	l = srv_h2_conns(srv);
 	if (!l)
 		return 0;
-	for (pos = l->next; pos != l; pos = pos->next) {
+	/* connections with room come first (see h2b_reorder()): a few looks
+	 * find one if there is one, however many are full */
+	pos = l->next;
+	for (int n = 0; n < H2B_ATTACH_LOOKS && pos != l; n++, pos = pos->next) {
 		struct h2b *b = list_elem(pos, struct h2b, by_srv);
 
 		if (!h2b_has_room(b))
@@ -638,12 +661,7 @@ int h2b_attach(struct stream *s)
 		if (!h)
 			return 0;
 		attach_stream(b, h, s);
-		/* the most recently used first: a connection that carries
-		 * few streams empties and goes */
-		if (l->next != pos) {
-			list_del_init(pos);
-			list_insert(l, pos);
-		}
+		h2b_reorder(b);
 		return 1;
 	}
 	return 0;
@@ -693,7 +711,13 @@ int h2b_adopt(struct stream *s)
 	conn_init(&b->c, b->task);
 	conn_move(&b->c, &s->sc, b->task);
 	conn_init(&s->sc, s->task);
-	list_insert(l, &b->by_srv);
+	/* a private connection is nobody else's: out of the list that
+	 * h2b_attach() walks, which then holds only shared ones (at most one
+	 * per 100 streams in flight) */
+	if (b->private)
+		list_init(&b->by_srv);
+	else
+		list_insert(l, &b->by_srv);
 	if (!h2b_all.next)
 		list_init(&h2b_all);
 	list_append(&h2b_all, &b->by_thr);
@@ -739,9 +763,11 @@ int h2bs_snd_head(struct h2bs *h, const struct http_msg *msg, int end)
 		return 1;   /* woken when the server's SETTINGS come */
 	case H2C_E_NOSTREAM:
 		b->noroom = 1;
+		h2b_reorder(b);
 		return -2;
 	case H2C_E_CLOSED:
 		b->shut = 1;
+		h2b_reorder(b);
 		return -2;
 	default:
 		return -1;
@@ -863,11 +889,13 @@ void h2bs_detach(struct h2bs *h)
 	if (b) {
 		list_del_init(&h->list);
 		b->nstreams--;
-		b->noroom = 0;
+		if (h->sid)
+			b->noroom = 0;   /* a stream of the server's count ended */
 		if (h->sid && !h->forgotten)
 			h2c_detach(b->h2, h->sid);
 		if (!b->nstreams)
 			h2b_went_idle(b);
+		h2b_reorder(b);
 		h2b_wake(b);
 	}
 	h2bs_free(h);
