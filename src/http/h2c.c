@@ -717,7 +717,12 @@ static int h2c_submit_settings(struct h2c *c)
  * Sanitizer builds cache nothing, so that ASan keeps seeing every block. */
 #define H2M_HDR     16          /* before each block: class, size */
 #define H2M_NCLASS  6           /* 64, 128, ..., 2048 bytes */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define H2M_ASAN    1            /* clang */
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(H2M_ASAN)
 #define H2M_KEEP    0
 #else
 #define H2M_KEEP    256
