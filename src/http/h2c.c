@@ -63,17 +63,21 @@
 enum { SHUT_NONE = 0, SHUT_NOTICE, SHUT_FINAL };
 
 #define H2C_RST_RING  64   /* streams we reset lately: their late frames are ignored */
+#define H2C_BAD_REQ_RING 8 /* streams refused lately for a malformed request head */
 
 struct h2c {
 	int conn_win_set;            /* the connection window was grown (first DATA) */
 	int32_t rst_ring[H2C_RST_RING];
 	unsigned int rst_pos;
+	int32_t bad_req_ring[H2C_BAD_REQ_RING];
+	unsigned int bad_req_pos;
 	nghttp2_session *ng;
 	int server_role;
 	const struct h2c_ops *ops;
 	void *owner;
 	struct h2c_settings set;
 	struct h2c_counters cnt;
+	struct h2c_stats taken;      /* cnt's figures at the last h2c_stats_take() */
 	struct h2c_head head;
 	struct h2c_out out;
 	struct list streams;       /* struct h2c_stream, the ones h2c still tracks */
@@ -88,6 +92,7 @@ struct h2c {
 	int shutdown;              /* SHUT_* */
 	int peer_goaway;
 	int peer_settings;         /* the peer's first SETTINGS arrived */
+	int settings_seen;         /* the peer's first SETTINGS frame began */
 	int last_lib_err;          /* nghttp2's last connection-level verdict */
 	uint32_t calm_err;         /* error code of h2c_calm()'s GOAWAY */
 	int64_t reset_budget;
@@ -217,6 +222,23 @@ static void productive(struct h2c *c)
 	budget_earn(&c->wu_budget, 1, H2C_WU_BURST);
 }
 
+/* Server role: stream <sid>'s request head was malformed. Its RST_STREAM
+ * (PROTOCOL_ERROR) is not one of the stream errors HAProxy's h2 module
+ * counts: HAProxy refuses such a stream without counting it there. */
+static void bad_request_head(struct h2c *c, int32_t sid)
+{
+	if (c->server_role)
+		c->bad_req_ring[c->bad_req_pos++ % H2C_BAD_REQ_RING] = sid;
+}
+
+static int bad_request_head_lately(const struct h2c *c, int32_t sid)
+{
+	for (int i = 0; i < H2C_BAD_REQ_RING; i++)
+		if (c->bad_req_ring[i] == sid)
+			return 1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* nghttp2 callbacks: heads                                                  */
 /* ------------------------------------------------------------------------ */
@@ -327,6 +349,7 @@ static int on_headers_do(struct h2c *c, const nghttp2_frame *f)
 		 * owner knows hears of it through the close */
 		if (rc == H2C_HEAD_MALFORMED) {
 			c->cnt.malformed++;
+			bad_request_head(c, sid);
 			glitch(c);
 		}
 		nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, sid,
@@ -471,6 +494,7 @@ static int cb_invalid_frame(nghttp2_session *ng, const nghttp2_frame *f, int lib
 		struct h2c_stream *s = stream_of(c, f->hd.stream_id);
 
 		c->cnt.malformed++;
+		bad_request_head(c, f->hd.stream_id);
 		/* nghttp2 resets the stream without closing it here: forget
 		 * it now, telling the owner if it knew it (bad trailers) */
 		if (s) {
@@ -498,8 +522,27 @@ static int cb_begin_frame(nghttp2_session *ng, const nghttp2_frame_hd *hd, void 
 {
 	struct h2c *c = arg;
 
-	if (hd->type == NGHTTP2_CONTINUATION)
+	switch (hd->type) {
+	case NGHTTP2_CONTINUATION:
 		c->cnt.continuations++;
+		break;
+	case NGHTTP2_HEADERS:
+		c->cnt.headers_frames++;
+		break;
+	case NGHTTP2_DATA:
+		c->cnt.data_frames++;
+		break;
+	case NGHTTP2_SETTINGS:
+		/* HAProxy 2.6 counts the peer's first SETTINGS twice (once when
+		 * it checks the frame after the preface, once when it processes
+		 * it): the same figure here, so that both read alike */
+		c->cnt.settings_frames++;
+		if (!(hd->flags & NGHTTP2_FLAG_ACK) && !c->settings_seen) {
+			c->settings_seen = 1;
+			c->cnt.settings_frames++;
+		}
+		break;
+	}
 	/* counted here: with SETTINGS_NO_RFC7540_PRIORITIES, nghttp2 drops
 	 * PRIORITY frames without a callback, but they still cost parsing */
 	if (hd->type == NGHTTP2_PRIORITY) {
@@ -550,6 +593,41 @@ static int cb_stream_close(nghttp2_session *ng, int32_t sid, uint32_t err, void 
 	return 0;
 }
 
+/* An RST_STREAM with <err> goes out on <sid>: counted as HAProxy's h2
+ * module counts it (struct h2c_stats). Stream errors are known here, as
+ * nghttp2 resets some streams without a callback (DATA against the
+ * content-length). */
+static void rst_sent_stats(struct h2c *c, int32_t sid, uint32_t err)
+{
+	if (err == NGHTTP2_NO_ERROR || err == NGHTTP2_CANCEL)
+		return;
+	c->cnt.rst_on_error++;
+	if ((err == NGHTTP2_PROTOCOL_ERROR || err == NGHTTP2_FLOW_CONTROL_ERROR) &&
+	    !bad_request_head_lately(c, sid))
+		c->cnt.stream_errors++;
+}
+
+/* A GOAWAY with <err> goes out: counted as HAProxy's h2 module counts it
+ * (struct h2c_stats). */
+static void goaway_sent(struct h2c *c, uint32_t err)
+{
+	c->cnt.goaway_sent++;
+	c->cnt.goaway_err = err;
+	switch (err) {
+	case NGHTTP2_NO_ERROR:
+	case NGHTTP2_ENHANCE_YOUR_CALM:
+	case NGHTTP2_REFUSED_STREAM:
+	case NGHTTP2_CANCEL:
+		return;
+	case NGHTTP2_INTERNAL_ERROR:
+		break;   /* our failure, not the peer's */
+	default:
+		c->cnt.conn_errors++;
+		break;
+	}
+	c->cnt.goaway_on_error++;
+}
+
 static int cb_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 {
 	struct h2c *c = arg;
@@ -566,11 +644,11 @@ static int cb_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *arg)
 		break;
 	case NGHTTP2_RST_STREAM:
 		c->cnt.rst_sent++;
+		rst_sent_stats(c, f->hd.stream_id, f->rst_stream.error_code);
 		c->rst_ring[c->rst_pos++ % H2C_RST_RING] = f->hd.stream_id;
 		break;
 	case NGHTTP2_GOAWAY:
-		c->cnt.goaway_sent++;
-		c->cnt.goaway_err = f->goaway.error_code;
+		goaway_sent(c, f->goaway.error_code);
 		break;
 	}
 	return 0;
@@ -972,8 +1050,7 @@ static void h2c_fatal(struct h2c *c, int lib_err)
 	g[16] = (uint8_t)err;
 	c->own_goaway_len = 17;
 	c->own_goaway_off = 0;
-	c->cnt.goaway_sent++;
-	c->cnt.goaway_err = err;
+	goaway_sent(c, err);
 }
 
 ssize_t h2c_recv(struct h2c *c, const char *p, size_t len)
@@ -1282,4 +1359,29 @@ int h2c_peer_max_streams(const struct h2c *c)
 const struct h2c_counters *h2c_counters(const struct h2c *c)
 {
 	return &c->cnt;
+}
+
+int h2c_stats_take(struct h2c *c, struct h2c_stats *d)
+{
+	const struct h2c_counters *n = &c->cnt;
+	struct h2c_stats now = {
+		.headers = n->headers_frames, .data = n->data_frames,
+		.settings = n->settings_frames, .rst_recv = n->rst_recv,
+		.goaway_recv = n->goaway_recv, .conn_errors = n->conn_errors,
+		.stream_errors = n->stream_errors, .rst_on_error = n->rst_on_error,
+		.goaway_on_error = n->goaway_on_error,
+	};
+
+	d->headers = now.headers - c->taken.headers;
+	d->data = now.data - c->taken.data;
+	d->settings = now.settings - c->taken.settings;
+	d->rst_recv = now.rst_recv - c->taken.rst_recv;
+	d->goaway_recv = now.goaway_recv - c->taken.goaway_recv;
+	d->conn_errors = now.conn_errors - c->taken.conn_errors;
+	d->stream_errors = now.stream_errors - c->taken.stream_errors;
+	d->rst_on_error = now.rst_on_error - c->taken.rst_on_error;
+	d->goaway_on_error = now.goaway_on_error - c->taken.goaway_on_error;
+	c->taken = now;
+	return (d->headers | d->data | d->settings | d->rst_recv | d->goaway_recv |
+	        d->conn_errors | d->stream_errors | d->rst_on_error | d->goaway_on_error) != 0;
 }

@@ -18,6 +18,7 @@
 #include <sluice/http/txn.h>
 #include <sluice/net/conn.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/counters.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stream.h>
 #include <sluice/proxy/stream_int.h>
@@ -102,6 +103,7 @@ static void h2s_unlink(struct h2s *h)
 	if (h->f) {
 		list_del_init(&h->list);
 		h->f->nstreams--;
+		CNT_DEC(h->f->fe->fe_mux.h2.open_streams);
 		if (!h->f->nstreams)
 			h->f->idle_exp = tick_add_ifset(now_ms(), http_first_set(
 			        h->f->fe->timeout_http_keep_alive, h->f->fe->timeout_client));
@@ -131,6 +133,8 @@ static void *cb_stream_new(void *owner, int32_t sid)
 	list_append(&f->streams, &h->list);
 	f->nstreams++;
 	f->idle_exp = 0;
+	CNT_INC(f->fe->fe_mux.h2.total_streams);
+	CNT_INC(f->fe->fe_mux.h2.open_streams);
 	return h;
 }
 
@@ -357,10 +361,40 @@ static const struct h2c_ops h2f_ops = {
 
 /* ---- the connection ---- */
 
+void h2_stats_flush(struct h2c *h2, struct h2_counters *px)
+{
+	struct h2c_stats d;
+
+	if (!h2c_stats_take(h2, &d))
+		return;
+	if (d.headers)
+		CNT_ADD(px->headers_rcvd, d.headers);
+	if (d.data)
+		CNT_ADD(px->data_rcvd, d.data);
+	if (d.settings)
+		CNT_ADD(px->settings_rcvd, d.settings);
+	if (d.rst_recv)
+		CNT_ADD(px->rst_stream_rcvd, d.rst_recv);
+	if (d.goaway_recv)
+		CNT_ADD(px->goaway_rcvd, d.goaway_recv);
+	if (d.conn_errors)
+		CNT_ADD(px->conn_proto_err, d.conn_errors);
+	if (d.stream_errors)
+		CNT_ADD(px->strm_proto_err, d.stream_errors);
+	if (d.rst_on_error)
+		CNT_ADD(px->rst_stream_resp, d.rst_on_error);
+	if (d.goaway_on_error)
+		CNT_ADD(px->goaway_resp, d.goaway_on_error);
+}
+
 static void h2f_free(struct h2f *f)
 {
 	struct list *pos, *tmp;
 
+	h2_stats_flush(f->h2, &f->fe->fe_mux.h2);
+	CNT_DEC(f->fe->fe_mux.h2.open_conns);
+	atomic_fetch_sub_explicit(&f->fe->fe_mux.h2.open_streams, f->nstreams,
+	                          memory_order_relaxed);
 	/* the streams still running see their HTTP/2 stream fail */
 	list_for_each_safe(pos, tmp, &f->streams) {
 		struct h2s *h = list_elem(pos, struct h2s, list);
@@ -420,8 +454,11 @@ static int h2f_read(struct h2f *f)
 		return (f->c.flags & CONN_F_ERROR) ? -1 : 0;
 	if (n == 0)
 		return -1;   /* the client closed */
-	if (preface_check(f) < 0)
+	if (preface_check(f) < 0) {
+		/* not HTTP/2: a connection error HAProxy counts (no GOAWAY) */
+		CNT_INC(f->fe->fe_mux.h2.conn_proto_err);
 		return -1;
+	}
 	if (h2c_recv(f->h2, buf_head(&f->rx), f->rx.data) < 0)
 		f->shut = 1;
 	buf_release(&f->rx);   /* h2c took everything: an idle connection holds none */
@@ -500,6 +537,7 @@ static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
 		if (!h2c_want_write(f->h2) && !f->tx.data)
 			goto dead;
 	}
+	h2_stats_flush(f->h2, &f->fe->fe_mux.h2);
 	if (more)
 		task_wakeup(t, TASK_WOKEN_OTHER);
 	task_set_expire(t, f->nstreams ? 0 : f->idle_exp);
@@ -538,9 +576,18 @@ int h2_front_takeover(struct stream *s)
 		f->rx.data = s->cli_m.rx.data;
 		s->cli_m.rx.head = s->cli_m.rx.data = 0;
 		if (preface_check(f) < 0) {
+			/* an HTTP/2 connection that failed at once */
+			CNT_INC(f->fe->fe_mux.h2.total_conns);
+			CNT_INC(f->fe->fe_mux.h2.conn_proto_err);
 			conn_move(&s->cli, &f->c, s->task);
 			goto fail;
 		}
+	}
+	/* no longer an HTTP/1 connection (show stat h1_*): an HTTP/2 one */
+	conn_count_stop(&f->c);
+	CNT_INC(f->fe->fe_mux.h2.total_conns);
+	CNT_INC(f->fe->fe_mux.h2.open_conns);
+	if (f->rx.data) {
 		if (h2c_recv(f->h2, f->rx.area, f->rx.data) < 0)
 			f->shut = 1;
 		buf_release(&f->rx);

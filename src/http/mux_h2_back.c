@@ -458,6 +458,10 @@ static void h2b_free(struct h2b *b, int wake)
 		if (wake)
 			h2bs_wake(h);
 	}
+	h2_stats_flush(b->h2, &b->srv->be->be_mux.h2);
+	CNT_DEC(b->srv->be->be_mux.h2.open_conns);
+	atomic_fetch_sub_explicit(&b->srv->be->be_mux.h2.open_streams, b->nstreams,
+	                          memory_order_relaxed);
 	list_del_init(&b->by_srv);
 	list_del_init(&b->by_thr);
 	atomic_fetch_sub(&b->srv->used_conns, 1);
@@ -578,6 +582,7 @@ static struct task *h2b_process(struct task *t, void *ctx, unsigned int state)
 		if (!h2c_want_write(b->h2) && !b->tx.data)
 			goto dead;
 	}
+	h2_stats_flush(b->h2, &b->srv->be->be_mux.h2);
 	if (more)
 		task_wakeup(t, TASK_WOKEN_OTHER);
 	task_set_expire(t, b->nstreams || b->shut ? 0 : b->idle_exp);
@@ -594,6 +599,8 @@ static void attach_stream(struct h2b *b, struct h2bs *h, struct stream *s)
 	list_append(&b->streams, &h->list);
 	b->nstreams++;
 	b->served++;
+	CNT_INC(b->srv->be->be_mux.h2.total_streams);
+	CNT_INC(b->srv->be->be_mux.h2.open_streams);
 	b->idle_exp = 0;
 	s->h2bs = h;
 	/* the stream's view of its server connection: its addresses, for
@@ -722,6 +729,8 @@ int h2b_adopt(struct stream *s)
 		list_init(&h2b_all);
 	list_append(&h2b_all, &b->by_thr);
 	atomic_fetch_add(&h2b_live, 1);
+	CNT_INC(srv->be->be_mux.h2.total_conns);
+	CNT_INC(srv->be->be_mux.h2.open_conns);
 	attach_stream(b, h, s);
 	task_wakeup(b->task, TASK_WOKEN_OTHER);
 	return 0;
@@ -889,6 +898,7 @@ void h2bs_detach(struct h2bs *h)
 	if (b) {
 		list_del_init(&h->list);
 		b->nstreams--;
+		CNT_DEC(b->srv->be->be_mux.h2.open_streams);
 		if (h->sid)
 			b->noroom = 0;   /* a stream of the server's count ended */
 		if (h->sid && !h->forgotten)

@@ -1,7 +1,7 @@
 /* CLI commands that report and change the running state: show info, show
  * stat (HAProxy's CSV columns, in HAProxy's order, so that existing tools
- * parse it, then a "-" marker and sluice's own columns, as HAProxy puts its
- * module columns after that marker), show servers state, show activity,
+ * parse it: its 104 columns, a "-" marker, the 24 of its stats modules ssl,
+ * h2 and h1, then sluice's own columns), show servers state, show activity,
  * show sess, show env, and the server/maxconn setters.
  *
  * Reads are racy snapshots of atomics and per-thread counters (display
@@ -167,8 +167,15 @@ static const char stat_header[] =
 	"qtime_max,ctime_max,rtime_max,ttime_max,eint,idle_conn_cur,safe_conn_cur,"
 	"used_conn_cur,need_conn_est,uweight,agg_server_status,agg_server_check_status,"
 	"agg_check_status,"
+	/* HAProxy's stats modules, after its "-" marker */
+	"-,ssl_sess,ssl_reused_sess,ssl_failed_handshake,h2_headers_rcvd,h2_data_rcvd,"
+	"h2_settings_rcvd,h2_rst_stream_rcvd,h2_goaway_rcvd,h2_detected_conn_protocol_errors,"
+	"h2_detected_strm_protocol_errors,h2_rst_stream_resp,h2_goaway_resp,h2_open_connections,"
+	"h2_backend_open_streams,h2_total_connections,h2_backend_total_streams,"
+	"h1_open_connections,h1_open_streams,h1_total_connections,h1_total_streams,h1_bytes_in,"
+	"h1_bytes_out,h1_spliced_bytes_in,h1_spliced_bytes_out,"
 	/* sluice's columns: after HAProxy's, so that positions do not move */
-	"-,qtime_p50_us,qtime_p99_us,ctime_p50_us,ctime_p99_us,ttime_p50_us,ttime_p99_us,"
+	"qtime_p50_us,qtime_p99_us,ctime_p50_us,ctime_p99_us,ttime_p50_us,ttime_p99_us,"
 	"queued_tot,\n";
 
 static void row_set(struct stat_row *r, enum stat_col c, const char *fmt, ...)
@@ -223,6 +230,58 @@ static void row_common(struct stat_row *r, const struct proxy *px, const char *s
 	row_set(r, ST_TYPE, "%d", type);
 	row_set(r, ST_MODE, "%s", proxy_mode_name(px->mode));
 	row_set(r, ST_MARKER, "-");
+}
+
+/* HAProxy's ssl stats module: frontends, backends and servers. */
+static void row_ssl(struct stat_row *r, const struct ssl_counters *c)
+{
+	struct ssl_counters *m = (struct ssl_counters *)c;
+
+	row_u64(r, ST_SSL_SESS, atomic_load(&m->sess));
+	row_u64(r, ST_SSL_REUSED_SESS, atomic_load(&m->reused_sess));
+	row_u64(r, ST_SSL_FAILED_HANDSHAKE, atomic_load(&m->failed_handshake));
+}
+
+/* A gauge: every connection or stream adds 1 and takes it back from the
+ * same thread, so it never reads below 0 (a negative value would show an
+ * accounting bug: printed as it is). */
+static void row_gauge(struct stat_row *r, enum stat_col c, _Atomic int64_t *g)
+{
+	row_set(r, c, "%lld", (long long)atomic_load_explicit(g, memory_order_relaxed));
+}
+
+/* HAProxy's three stats modules, for a frontend or a backend (whatever the
+ * mode: 0s in TCP mode, as HAProxy shows); a server row has the ssl ones
+ * only, the h2 and h1 columns stay empty there. sluice does not splice:
+ * the spliced byte counts are 0. */
+static void row_mux(struct stat_row *r, const struct mux_counters *c)
+{
+	struct mux_counters *m = (struct mux_counters *)c;
+	struct h2_counters *h2 = &m->h2;
+	struct h1_counters *h1 = &m->h1;
+
+	row_ssl(r, &m->ssl);
+	row_u64(r, ST_H2_HEADERS_RCVD, atomic_load(&h2->headers_rcvd));
+	row_u64(r, ST_H2_DATA_RCVD, atomic_load(&h2->data_rcvd));
+	row_u64(r, ST_H2_SETTINGS_RCVD, atomic_load(&h2->settings_rcvd));
+	row_u64(r, ST_H2_RST_STREAM_RCVD, atomic_load(&h2->rst_stream_rcvd));
+	row_u64(r, ST_H2_GOAWAY_RCVD, atomic_load(&h2->goaway_rcvd));
+	row_u64(r, ST_H2_CONN_PROTO_ERR, atomic_load(&h2->conn_proto_err));
+	row_u64(r, ST_H2_STRM_PROTO_ERR, atomic_load(&h2->strm_proto_err));
+	row_u64(r, ST_H2_RST_STREAM_RESP, atomic_load(&h2->rst_stream_resp));
+	row_u64(r, ST_H2_GOAWAY_RESP, atomic_load(&h2->goaway_resp));
+	row_gauge(r, ST_H2_OPEN_CONNS, &h2->open_conns);
+	row_gauge(r, ST_H2_OPEN_STREAMS, &h2->open_streams);
+	row_u64(r, ST_H2_TOTAL_CONNS, atomic_load(&h2->total_conns));
+	row_u64(r, ST_H2_TOTAL_STREAMS, atomic_load(&h2->total_streams));
+	row_gauge(r, ST_H1_OPEN_CONNS, &h1->conn.open);
+	row_gauge(r, ST_H1_OPEN_STREAMS, &h1->open_streams);
+	row_u64(r, ST_H1_TOTAL_CONNS, atomic_load(&h1->total_conns));
+	row_u64(r, ST_H1_TOTAL_STREAMS, atomic_load(&h1->total_streams));
+	row_u64(r, ST_H1_BYTES_IN, atomic_load(&h1->conn.bytes_in));
+	row_u64(r, ST_H1_BYTES_OUT, atomic_load(&h1->conn.bytes_out));
+	row_set(r, ST_H1_SPLICED_IN, "0");
+	row_set(r, ST_H1_SPLICED_OUT, "0");
 }
 
 static uint64_t us_to_ms(uint64_t us)
@@ -307,6 +366,7 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_set(r, ST_DCON, "0");
 	row_set(r, ST_DSES, "0");
 	row_http(r, px, c, 0);
+	row_mux(r, &px->fe_mux);
 }
 
 static const char *srv_status(const struct server *s)
@@ -372,6 +432,7 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 	row_set(r, ST_NEED_CONN_EST, "0");
 	row_set(r, ST_UWEIGHT, "%d", atomic_load(&s->uweight));
 	row_http(r, be, &s->cnt, 2);
+	row_ssl(r, &s->ssl_cnt);
 }
 
 void stats_row_backend(struct stat_row *r, struct proxy *be)
@@ -430,6 +491,7 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
 	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
 	row_http(r, be, &be->be_cnt, 1);
+	row_mux(r, &be->be_mux);
 }
 
 static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)

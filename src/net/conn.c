@@ -12,7 +12,13 @@
  *
  * Every connection's descriptor counts in the descriptor budget
  * (fd_budget.h): from accept() (listener.c) or socket() (conn_connect())
- * to conn_close() or conn_fd_close(). */
+ * to conn_close() or conn_fd_close().
+ *
+ * A connection its owner points at a struct conn_counters (conn_count_start())
+ * counts itself there, with relaxed atomics: open until conn_close(), and
+ * every byte conn_recv*() and conn_send*() move, whichever layer calls them
+ * (a mux, a tunnel, an interim response). The pointer travels with the
+ * connection (conn_move()), so a pooled connection is still counted. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -54,6 +60,7 @@ void conn_init(struct conn *c, struct task *t)
 	c->err = 0;
 	c->task = t;
 	c->ssl = NULL;
+	c->cnt = NULL;
 }
 
 int conn_attach(struct conn *c, int fd)
@@ -79,6 +86,22 @@ void conn_close(struct conn *c)
 		tls_free(c, !(c->flags & (CONN_F_ERROR | CONN_F_HUP)));
 	conn_fd_close(c->ph.fd);
 	c->ph.fd = -1;
+	conn_count_stop(c);
+}
+
+void conn_count_start(struct conn *c, struct conn_counters *cnt)
+{
+	conn_count_stop(c);
+	c->cnt = cnt;
+	atomic_fetch_add_explicit(&cnt->open, 1, memory_order_relaxed);
+}
+
+void conn_count_stop(struct conn *c)
+{
+	if (!c->cnt)
+		return;
+	atomic_fetch_sub_explicit(&c->cnt->open, 1, memory_order_relaxed);
+	c->cnt = NULL;
 }
 
 void conn_fd_close(int fd)
@@ -118,6 +141,7 @@ void conn_move(struct conn *dst, struct conn *src, struct task *t)
 	dst->task = t;
 	src->ph.fd = -1;
 	src->ssl = NULL;
+	src->cnt = NULL;
 	poller_fd_set_owner(dst->ph.fd, &dst->ph);
 }
 
@@ -143,13 +167,11 @@ ssize_t conn_recv(struct conn *c, struct buffer *b)
 	return conn_recv_max(c, b, (size_t)-1);
 }
 
-ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max)
+static ssize_t raw_recv(struct conn *c, struct buffer *b, size_t max)
 {
 	ssize_t n;
 	size_t room;
 
-	if (c->ssl)
-		return tls_recv(c, b, max);
 	buf_realign(b);
 	room = buf_room(b);
 	if (room > max)
@@ -180,18 +202,25 @@ ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max)
 	return -1;
 }
 
+ssize_t conn_recv_max(struct conn *c, struct buffer *b, size_t max)
+{
+	ssize_t n = c->ssl ? tls_recv(c, b, max) : raw_recv(c, b, max);
+
+	if (n > 0 && c->cnt)
+		atomic_fetch_add_explicit(&c->cnt->bytes_in, (uint64_t)n, memory_order_relaxed);
+	return n;
+}
+
 ssize_t conn_send(struct conn *c, struct buffer *b)
 {
 	return conn_send_max(c, b, b->data);
 }
 
-ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max)
+static ssize_t raw_send(struct conn *c, struct buffer *b, size_t max)
 {
 	ssize_t n;
 	size_t len = max < b->data ? max : b->data;
 
-	if (c->ssl)
-		return tls_send(c, b, max);
 	if (!len)
 		return 0;
 	do {
@@ -211,6 +240,15 @@ ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max)
 		c->flags &= ~CONN_F_WR_READY;
 	}
 	return -1;
+}
+
+ssize_t conn_send_max(struct conn *c, struct buffer *b, size_t max)
+{
+	ssize_t n = c->ssl ? tls_send(c, b, max) : raw_send(c, b, max);
+
+	if (n > 0 && c->cnt)
+		atomic_fetch_add_explicit(&c->cnt->bytes_out, (uint64_t)n, memory_order_relaxed);
+	return n;
 }
 
 void conn_shutw(struct conn *c)
@@ -278,10 +316,14 @@ ssize_t conn_send_bytes(struct conn *c, const void *p, size_t len)
 {
 	ssize_t n;
 
-	if (c->ssl)
-		return tls_send_bytes(c, p, len);
-	do {
-		n = send(c->ph.fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
+	if (c->ssl) {
+		n = tls_send_bytes(c, p, len);
+	} else {
+		do {
+			n = send(c->ph.fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} while (n < 0 && errno == EINTR);
+	}
+	if (n > 0 && c->cnt)
+		atomic_fetch_add_explicit(&c->cnt->bytes_out, (uint64_t)n, memory_order_relaxed);
 	return n;
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <openssl/ssl.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
@@ -549,6 +550,18 @@ static void stream_log_hs_error(struct stream *s, const char *reason, int nothin
 		log_send(&global.logs, 6, "sluice", global.pid, line, len);
 }
 
+/* A TLS handshake completed on <ssl>: a new session or a resumed one for
+ * HAProxy's ssl stats module, in <a> and <b> (may be NULL). */
+static void stream_count_handshake(struct ssl_st *ssl, struct ssl_counters *a,
+                                   struct ssl_counters *b)
+{
+	int reused = SSL_session_reused(ssl);
+
+	CNT_INC(*(reused ? &a->reused_sess : &a->sess));
+	if (b)
+		CNT_INC(*(reused ? &b->reused_sess : &b->sess));
+}
+
 static void do_cli_handshake(struct stream *s)
 {
 	int rc = conn_handshake(&s->cli);
@@ -556,6 +569,8 @@ static void do_cli_handshake(struct stream *s)
 	int nothing_done = 0;
 
 	if (rc == 0) {
+		if (s->cli.ssl)
+			stream_count_handshake(s->cli.ssl, &s->fe->fe_mux.ssl, NULL);
 		s->st = s->after_hs;
 		stream_session_ready(s);
 		return;
@@ -573,6 +588,10 @@ static void do_cli_handshake(struct stream *s)
 	} else if (rc == EPROTO) {
 		why = ssl_bind_verify_failure(s->cli.ssl);
 	}
+	/* HAProxy counts every failure but a timeout, a client that left
+	 * before it spoke TLS included */
+	if (rc != EINPROGRESS)
+		CNT_INC(s->fe->fe_mux.ssl.failed_handshake);
 	stream_log_hs_error(s, why ? why : "SSL handshake failure", nothing_done);
 	s->hs_failed = 1;
 	s->st = SST_CLOSED;
@@ -1042,6 +1061,8 @@ void do_connecting(struct stream *s)
 	if (status == 0) {
 		uint64_t now = sched_now_ns();
 
+		if (s->sc.ssl)
+			stream_count_handshake(s->sc.ssl, &s->srv->ssl_cnt, &s->be->be_mux.ssl);
 		s->ctime_us = now > s->slot_ns ? (now - s->slot_ns) / 1000 : 0;
 		hist_record(&s->srv->ctime_hist, s->ctime_us);
 		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
@@ -1051,12 +1072,20 @@ void do_connecting(struct stream *s)
 		/* `proto h2`, or ALPN h2: the connection becomes a multiplexed
 		 * HTTP/2 one, this stream its first (a request already sent
 		 * as HTTP/1, retried, cannot go there) */
-		if (s->txn && h2b_conn_is_h2(s->srv, &s->sc) &&
-		    ((s->txn->flags & TX_F_REQ_GONE) || h2b_adopt(s) < 0))
-			connect_failed(s, 0);
+		if (s->txn && h2b_conn_is_h2(s->srv, &s->sc)) {
+			if ((s->txn->flags & TX_F_REQ_GONE) || h2b_adopt(s) < 0)
+				connect_failed(s, 0);
+		} else if (s->txn) {
+			http_h1_srv_conn_new(s);
+		}
 		return;
 	}
 	if (status != EINPROGRESS) {
+		/* connected, but the TLS handshake failed */
+		if (s->sc.ssl && (s->sc.flags & CONN_F_CONNECTED)) {
+			CNT_INC(s->srv->ssl_cnt.failed_handshake);
+			CNT_INC(s->be->be_mux.ssl.failed_handshake);
+		}
 		connect_failed(s, 0);
 		return;
 	}

@@ -359,6 +359,34 @@ static int http_wait_req_due(const struct stream *s)
 	       (s->http_exp && now_ms() >= s->http_exp);
 }
 
+/* Whether the client connection is HTTP/2 from the start: `proto h2` on
+ * its bind, or ALPN h2. */
+static int cli_is_h2(const struct stream *s)
+{
+	const unsigned char *alpn = NULL;
+	unsigned int alpn_len = 0;
+
+	if (s->lst->bc->proto != BIND_PROTO_AUTO)
+		return s->lst->bc->proto == BIND_PROTO_H2;
+	if (!s->cli.ssl)
+		return 0;
+	SSL_get0_alpn_selected(s->cli.ssl, &alpn, &alpn_len);
+	return alpn_len == 2 && !memcmp(alpn, "h2", 2);
+}
+
+/* The client connection counts as an HTTP/1 one of the frontend (show
+ * stat h1_*) from the first wait for a request, unless it is HTTP/2 from
+ * the start. A clear one that turns out to be HTTP/2 by its preface was an
+ * HTTP/1 one until then, as in HAProxy, whose HTTP/1 mux finds it. */
+static void h1_fe_conn_count(struct stream *s)
+{
+	if (s->txn_count || s->cli.cnt || (s->http_flags & SF_H2) || !conn_is_open(&s->cli) ||
+	    cli_is_h2(s))
+		return;
+	conn_count_start(&s->cli, &s->fe->fe_mux.h1.conn);
+	CNT_INC(s->fe->fe_mux.h1.total_conns);
+}
+
 /* The first request of a connection: HTTP/2 by the bind's `proto h2`, by
  * ALPN, or by its preface on a clear HTTP listener takes the connection
  * to the HTTP/2 mux, and this stream ends without a log line. Returns 1
@@ -366,16 +394,10 @@ static int http_wait_req_due(const struct stream *s)
  * tell). */
 static int http_h2_detect(struct stream *s)
 {
-	const unsigned char *alpn = NULL;
-	unsigned int alpn_len = 0;
-	int h2 = s->lst->bc->proto == BIND_PROTO_H2;
+	int h2 = cli_is_h2(s);
 
 	if (s->lst->bc->proto == BIND_PROTO_H1)
 		return 0;
-	if (!h2 && s->cli.ssl) {
-		SSL_get0_alpn_selected(s->cli.ssl, &alpn, &alpn_len);
-		h2 = alpn_len == 2 && !memcmp(alpn, "h2", 2);
-	}
 	if (!h2 && !s->cli.ssl) {
 		int m;
 
@@ -423,6 +445,12 @@ static void http_wait_req_run(struct stream *s)
 	if ((r != H1_INCOMPLETE || s->cli_m.rx.data) && !t->req_first_ms) {
 		t->req_first_ms = now_ms();
 		http_txn_take_id(s);
+		/* the request's first byte: an HTTP/1 stream opens */
+		if (!s->h2s && !(s->http_flags & SF_H1_FE_STRM)) {
+			s->http_flags |= SF_H1_FE_STRM;
+			CNT_INC(fe->fe_mux.h1.total_streams);
+			CNT_INC(fe->fe_mux.h1.open_streams);
+		}
 		if (s->txn_count)
 			s->http_exp = tick_add_ifset(t->req_first_ms,
 			                             http_first_set(fe->timeout_http_request,
@@ -479,6 +507,7 @@ static void http_wait_req_run(struct stream *s)
 
 static void http_wait_req(struct stream *s)
 {
+	h1_fe_conn_count(s);
 	if (atomic_load(&global.stopping) && s->txn_count && !s->cli_m.rx.data &&
 	    !(s->cli.flags & CONN_F_RD_READY)) {
 		/* soft stop: an idle keep-alive connection closes now, as
@@ -1419,6 +1448,7 @@ static void txn_end(struct stream *s)
 		stream_release_server(s);
 	if (s->be)
 		atomic_fetch_sub(&s->be->beconn, 1);
+	http_h1_strm_end(s);
 	http_log(s);
 	http_server_conn_apply(s, plan);
 	s->be = NULL;
@@ -1547,6 +1577,7 @@ void http_stream_release(struct stream *s)
 		stream_account_bytes(s);
 		s->bytes_in = s->bytes_out = 0;
 	}
+	http_h1_strm_end(s);
 	http_service_release(s);
 	if (conn_is_open(&s->sc) && s->sc_srv) {
 		/* idle between requests: give it to the server's pool */

@@ -88,6 +88,11 @@ static int l7_retry(struct stream *s)
 		atomic_fetch_sub(&s->srv->used_conns, 1);
 		conn_close(&s->sc);
 	}
+	if (s->h1_be_strm) {
+		/* the request's HTTP/1 stream ends with its connection */
+		CNT_DEC(s->h1_be_strm->open_streams);
+		s->h1_be_strm = NULL;
+	}
 	if (s->h2bs) {
 		h2bs_detach(s->h2bs);
 		s->h2bs = NULL;
@@ -134,6 +139,38 @@ unsigned int http_retry_bit_of_status(int status)
 	case 503: return RETRY_ON_503;
 	case 504: return RETRY_ON_504;
 	default:  return 0;
+	}
+}
+
+/* ---- HTTP/1 connections and streams (show stat h1_*) ---- */
+
+void http_h1_srv_conn_new(struct stream *s)
+{
+	struct h1_counters *h1 = &s->be->be_mux.h1;
+
+	conn_count_start(&s->sc, &h1->conn);
+	CNT_INC(h1->total_conns);
+	http_h1_be_strm_begin(s);
+}
+
+void http_h1_be_strm_begin(struct stream *s)
+{
+	if (s->h1_be_strm || s->h2bs)
+		return;
+	s->h1_be_strm = &s->be->be_mux.h1;
+	CNT_INC(s->h1_be_strm->total_streams);
+	CNT_INC(s->h1_be_strm->open_streams);
+}
+
+void http_h1_strm_end(struct stream *s)
+{
+	if (s->http_flags & SF_H1_FE_STRM) {
+		s->http_flags &= ~SF_H1_FE_STRM;
+		CNT_DEC(s->fe->fe_mux.h1.open_streams);
+	}
+	if (s->h1_be_strm) {
+		CNT_DEC(s->h1_be_strm->open_streams);
+		s->h1_be_strm = NULL;
 	}
 }
 
@@ -264,8 +301,11 @@ void http_adopt_handed_conn(struct stream *s, struct server *srv)
 		SSL_free(ssl);
 		conn_fd_close(fd);
 		atomic_fetch_sub(&srv->used_conns, 1);
+		CNT_DEC(srv->be->be_mux.h1.conn.open);
 		return;
 	}
+	/* an HTTP/1 connection of srv's backend, counted open all along */
+	conn_count_resume(&s->sc, &srv->be->be_mux.h1.conn);
 	s->sc_srv = srv;
 	s->sc_reqs = s->pend.hreqs;
 }
@@ -345,6 +385,7 @@ int http_reuse_conn(struct stream *s)
 		return 0;
 	s->sc_reqs = reqs + 1;
 	s->sc_srv = NULL;
+	http_h1_be_strm_begin(s);
 	CNT_INC(s->srv->cnt.reuse);
 	CNT_INC(s->be->be_cnt.reuse);
 	s->Tc = 0;

@@ -1022,6 +1022,78 @@ static long raw_run(struct raw *r, const struct h2c_settings *set, struct h2c_co
 	return err;
 }
 
+/* Feeds <a> then <b> to a fresh server-role h2c, sending what it has after
+ * each; <d1> and <d2> get what h2c_stats_take() says after each. */
+static void stats_run(struct raw *a, struct raw *b, struct h2c_stats *d1, struct h2c_stats *d2)
+{
+	struct owner *o = calloc(1, sizeof(*o));
+	struct h2c *c = h2c_new(1, NULL, &ops, o);
+	struct raw *in[2] = { a, b };
+	struct h2c_stats *d[2] = { d1, d2 };
+	char out[16384];
+
+	o->c = c;
+	for (int i = 0; i < 2; i++) {
+		if (in[i]->len)
+			h2c_recv(c, in[i]->b, in[i]->len);
+		while (h2c_send(c, out, sizeof(out)) > 0)
+			;
+		h2c_stats_take(c, d[i]);
+		free(in[i]->b);
+		memset(in[i], 0, sizeof(*in[i]));
+	}
+	h2c_free(c);
+	owner_free(o);
+}
+
+/* HAProxy's h2 stats module, as h2c counts it (struct h2c_stats). */
+static void test_module_stats(void)
+{
+	struct raw a = { 0 }, b = { 0 };
+	struct h2c_stats d1, d2;
+	uint8_t hb[256], cl[256], bad[256];
+	uint8_t cancel[4] = { 0, 0, 0, NGHTTP2_CANCEL }, goaway[8] = { 0 };
+	size_t hl = hpack_get(hb, "/"), half = hl / 2, cll, badl;
+
+	/* a head in a HEADERS and a CONTINUATION frame (one HEADERS frame
+	 * counted), two DATA frames, the first SETTINGS counted twice as
+	 * HAProxy 2.6 counts it, then its ACK */
+	raw_preface(&a);
+	raw_frame(&a, NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, NULL, 0);
+	raw_frame(&a, NGHTTP2_HEADERS, 0, 1, hb, half);
+	raw_frame(&a, NGHTTP2_CONTINUATION, NGHTTP2_FLAG_END_HEADERS, 1, hb + half, hl - half);
+	raw_frame(&a, NGHTTP2_DATA, 0, 1, "abc", 3);
+	raw_frame(&a, NGHTTP2_DATA, NGHTTP2_FLAG_END_STREAM, 1, NULL, 0);
+	/* a malformed request head: RST_STREAM PROTOCOL_ERROR, not a counted
+	 * stream error; DATA beyond the content-length: one */
+	badl = hpack_get(bad, "/bad");
+	badl += hpack_lit(bad + badl, "X-Upper", "1");
+	cll = hpack_get(cl, "/cl");
+	cll += hpack_lit(cl + cll, "content-length", "1");
+	raw_frame(&b, NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 3,
+	          bad, badl);
+	raw_frame(&b, NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS, 5, cl, cll);
+	raw_frame(&b, NGHTTP2_DATA, NGHTTP2_FLAG_END_STREAM, 5, "toolong", 7);
+	raw_frame(&b, NGHTTP2_RST_STREAM, 0, 1, cancel, 4);
+	raw_frame(&b, NGHTTP2_GOAWAY, 0, 0, goaway, 8);
+	stats_run(&a, &b, &d1, &d2);
+	CHECK(d1.headers == 1 && d1.data == 2 && d1.settings == 3);
+	CHECK(d1.rst_recv == 0 && d1.goaway_recv == 0 && d1.conn_errors == 0);
+	CHECK(d1.stream_errors == 0 && d1.rst_on_error == 0 && d1.goaway_on_error == 0);
+	/* the second call: what came since */
+	CHECK(d2.headers == 2 && d2.data == 1 && d2.settings == 0);
+	CHECK(d2.rst_recv == 1 && d2.goaway_recv == 1 && d2.conn_errors == 0);
+	CHECK(d2.stream_errors == 1 && d2.rst_on_error == 2 && d2.goaway_on_error == 0);
+
+	/* a PING of 4 bytes: a connection error, GOAWAY FRAME_SIZE_ERROR */
+	raw_preface(&a);
+	raw_frame(&b, NGHTTP2_PING, 0, 0, "1234", 4);
+	stats_run(&a, &b, &d1, &d2);
+	CHECK(d1.settings == 2 && d1.conn_errors == 0 && d1.goaway_on_error == 0);
+	CHECK(d2.conn_errors == 1 && d2.goaway_on_error == 1 && d2.settings == 0);
+	CHECK(d2.headers == 0 && d2.rst_on_error == 0 && d2.stream_errors == 0);
+}
+
 static void test_rapid_reset(void)
 {
 	struct h2c_settings set = { .max_concurrent_streams = 10 };
@@ -1043,6 +1115,8 @@ static void test_rapid_reset(void)
 	CHECK(rc < 0);
 	CHECK(cnt.calm_cause == H2C_CAUSE_RAPID_RESET && cnt.early_resets == 21);
 	CHECK(cnt.goaway_sent == 1);
+	/* a protection of sluice's, not an error HAProxy's h2 module counts */
+	CHECK(cnt.goaway_on_error == 0 && cnt.conn_errors == 0);
 }
 
 static void test_continuation_flood(void)
@@ -1459,6 +1533,7 @@ int main(void)
 	test_websocket_server();
 	test_reset_refuse_shutdown();
 	test_header_limits();
+	test_module_stats();
 	test_rapid_reset();
 	test_continuation_flood();
 	test_hpack_bomb();

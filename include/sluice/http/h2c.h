@@ -148,6 +148,37 @@ struct h2c_counters {
 	uint64_t goaway_recv;
 	uint32_t goaway_err;       /* error code of our GOAWAY */
 	enum h2c_cause calm_cause; /* why we ended the connection, if we did */
+	/* HAProxy's h2 stats module (see struct h2c_stats) */
+	uint64_t headers_frames;   /* HEADERS frames received (CONTINUATION not counted) */
+	uint64_t data_frames;      /* DATA frames received */
+	uint64_t settings_frames;  /* SETTINGS frames received, ACKs included,
+	                            * the first one twice (HAProxy 2.6's count) */
+	uint64_t conn_errors;      /* our GOAWAY said a protocol error of the peer */
+	uint64_t stream_errors;    /* stream errors found in the peer's frames */
+	uint64_t rst_on_error;     /* RST_STREAM sent, but to cancel a stream */
+	uint64_t goaway_on_error;  /* GOAWAY sent with an error code */
+};
+
+/* What HAProxy 2.6's h2 stats module counts (the h2_* columns of `show
+ * stat`), as h2c counts it:
+ *  - headers, data, settings, rst_recv, goaway_recv: frames received of
+ *    these types (SETTINGS ACKs included, and the first SETTINGS counted
+ *    twice as HAProxy 2.6 does; CONTINUATION frames not counted);
+ *  - conn_errors: connection errors found in what the peer sent: GOAWAY
+ *    sent with a protocol error code (not NO_ERROR, INTERNAL_ERROR,
+ *    ENHANCE_YOUR_CALM, REFUSED_STREAM, CANCEL);
+ *  - stream_errors: stream errors found in the peer's frames, i.e.
+ *    RST_STREAM sent with PROTOCOL_ERROR or FLOW_CONTROL_ERROR: DATA
+ *    against the content-length, a bad stream WINDOW_UPDATE, a malformed
+ *    response head (client role); not a malformed request head, which
+ *    HAProxy refuses without counting it here (rst_on_error only);
+ *  - rst_on_error: RST_STREAM frames sent for an error (any code but
+ *    NO_ERROR and CANCEL: a refused stream, a malformed head...);
+ *  - goaway_on_error: GOAWAY frames sent with an error code (not NO_ERROR,
+ *    ENHANCE_YOUR_CALM, REFUSED_STREAM, CANCEL), as HAProxy counts them. */
+struct h2c_stats {
+	uint64_t headers, data, settings, rst_recv, goaway_recv;
+	uint64_t conn_errors, stream_errors, rst_on_error, goaway_on_error;
 };
 
 struct h2c_ops {
@@ -289,5 +320,11 @@ int h2c_peer_max_streams(const struct h2c *c);
 int h2c_peer_settings_known(const struct h2c *c);
 
 const struct h2c_counters *h2c_counters(const struct h2c *c);
+
+/* What the h2c_stats figures gained since the previous call (since the
+ * connection began, the first time), into <d>: the owner adds them to
+ * shared counters after each run, without an atomic per frame. Returns
+ * non-zero if any of them moved. */
+int h2c_stats_take(struct h2c *c, struct h2c_stats *d);
 
 #endif

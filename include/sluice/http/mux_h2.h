@@ -50,6 +50,13 @@ struct h2c_settings;
 /* The settings of tune.h2.* (zeros: h2c's defaults). */
 void h2_tune_get(struct h2c_settings *out);
 
+struct h2c;
+struct h2_counters;
+/* Adds what connection <h2>'s frame counters gained since the last call to
+ * the proxy counters <px> (show stat h2_*): once per run of a connection's
+ * task, not once per frame. Both sides' muxes use it. */
+void h2_stats_flush(struct h2c *h2, struct h2_counters *px);
+
 /* ---- what the stream of an HTTP/2 stream calls (stream_http.c) ---- */
 
 /* Moves received payload into <chan>. Returns 1 on progress, 0. */

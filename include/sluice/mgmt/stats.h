@@ -1,7 +1,9 @@
 /* The counters of `show stat`, one row of text fields per frontend, backend
- * and server, in HAProxy 2.6's column order. The CLI prints them as CSV;
- * the Prometheus exporter (src/mgmt/promex.c) reads the same rows, so that
- * both report the same values. Reads are racy snapshots (display only).
+ * and server, in HAProxy 2.6's column order: its 104 columns, "-", the 24
+ * of its stats modules (ssl, h2, h1), then sluice's own. The CLI prints
+ * them as CSV; the Prometheus exporter (src/mgmt/promex.c) reads the same
+ * rows, so that both report the same values. Reads are racy snapshots
+ * (display only).
  */
 #ifndef SLUICE_MGMT_STATS_H
 #define SLUICE_MGMT_STATS_H
@@ -28,7 +30,16 @@ enum stat_col {
 	ST_SRV_ICUR, ST_SRC_ILIM, ST_QTIME_MAX, ST_CTIME_MAX, ST_RTIME_MAX, ST_TTIME_MAX,
 	ST_EINT, ST_IDLE_CONN_CUR, ST_SAFE_CONN_CUR, ST_USED_CONN_CUR, ST_NEED_CONN_EST,
 	ST_UWEIGHT, ST_AGG_SERVER_STATUS, ST_AGG_SERVER_CHECK_STATUS, ST_AGG_CHECK_STATUS,
-	ST_MARKER, ST_QTIME_P50, ST_QTIME_P99, ST_CTIME_P50, ST_CTIME_P99, ST_TTIME_P50,
+	ST_MARKER,
+	/* HAProxy 2.6's stats modules: ssl, h2, h1 */
+	ST_SSL_SESS, ST_SSL_REUSED_SESS, ST_SSL_FAILED_HANDSHAKE, ST_H2_HEADERS_RCVD,
+	ST_H2_DATA_RCVD, ST_H2_SETTINGS_RCVD, ST_H2_RST_STREAM_RCVD, ST_H2_GOAWAY_RCVD,
+	ST_H2_CONN_PROTO_ERR, ST_H2_STRM_PROTO_ERR, ST_H2_RST_STREAM_RESP, ST_H2_GOAWAY_RESP,
+	ST_H2_OPEN_CONNS, ST_H2_OPEN_STREAMS, ST_H2_TOTAL_CONNS, ST_H2_TOTAL_STREAMS,
+	ST_H1_OPEN_CONNS, ST_H1_OPEN_STREAMS, ST_H1_TOTAL_CONNS, ST_H1_TOTAL_STREAMS,
+	ST_H1_BYTES_IN, ST_H1_BYTES_OUT, ST_H1_SPLICED_IN, ST_H1_SPLICED_OUT,
+	/* sluice's own */
+	ST_QTIME_P50, ST_QTIME_P99, ST_CTIME_P50, ST_CTIME_P99, ST_TTIME_P50,
 	ST_TTIME_P99, ST_QUEUED_TOT,
 	ST_COUNT
 };

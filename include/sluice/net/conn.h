@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/poller.h>
+#include <sluice/net/conn_counters.h>
 
 #define CONN_F_RD_READY   0x01
 #define CONN_F_WR_READY   0x02
@@ -32,6 +33,8 @@ struct conn {
 	int err;                    /* errno of the failure */
 	struct task *task;          /* woken on I/O events */
 	struct ssl_st *ssl;         /* the TLS transport (src/net/tls.c), NULL: raw */
+	struct conn_counters *cnt;  /* counted there (conn_count_start()), or NULL;
+	                             * moves with the connection (conn_move()) */
 	struct sockaddr_storage src;
 	struct sockaddr_storage dst;
 };
@@ -88,6 +91,22 @@ const struct sockaddr_storage *conn_src(struct conn *c);
 static inline int conn_is_open(const struct conn *c)
 {
 	return c->ph.fd >= 0;
+}
+
+/* Counts the open connection <c> in <cnt> from now on: one more open
+ * there, then the bytes it receives and sends (TLS payload, not records),
+ * until conn_close() or conn_count_stop(). A connection is counted in one
+ * place at a time. */
+void conn_count_start(struct conn *c, struct conn_counters *cnt);
+/* <c> leaves its counters (one less open there) but stays open: it changes
+ * hands (an HTTP/1 connection becomes an HTTP/2 one). */
+void conn_count_stop(struct conn *c);
+/* <c>, a connection taken from a struct conn that gave it up without
+ * closing it (conn_adopt()), goes on counting in <cnt>, where it was
+ * counted as open all along. */
+static inline void conn_count_resume(struct conn *c, struct conn_counters *cnt)
+{
+	c->cnt = cnt;
 }
 
 #endif

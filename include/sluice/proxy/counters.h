@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/net/conn_counters.h>
 
 struct counters {
 	_Atomic uint64_t cum_sess;       /* stot */
@@ -33,8 +34,52 @@ struct counters {
 	_Atomic int64_t last_sess;       /* wall-clock seconds, lastsess */
 };
 
+/* HAProxy 2.6's stats modules ssl, h2 and h1: the `show stat` columns
+ * after "-". A proxy has a set for its frontend side (client connections)
+ * and one for its backend side (server connections); a server has the ssl
+ * counters only. Same rules as struct counters; the open_* fields are
+ * gauges, up when a connection or stream opens, down when it ends. */
+struct ssl_counters {
+	_Atomic uint64_t sess;             /* ssl_sess: full handshakes */
+	_Atomic uint64_t reused_sess;      /* ssl_reused_sess: resumed ones */
+	_Atomic uint64_t failed_handshake; /* ssl_failed_handshake */
+};
+
+struct h2_counters {
+	/* frames received, and errors found in them: added from each
+	 * connection's h2c counters (h2c_stats_take()) after each of its runs */
+	_Atomic uint64_t headers_rcvd;     /* HEADERS frames */
+	_Atomic uint64_t data_rcvd;        /* DATA frames */
+	_Atomic uint64_t settings_rcvd;    /* SETTINGS frames, ACKs included */
+	_Atomic uint64_t rst_stream_rcvd;
+	_Atomic uint64_t goaway_rcvd;
+	_Atomic uint64_t conn_proto_err;   /* connection errors found */
+	_Atomic uint64_t strm_proto_err;   /* stream errors found */
+	_Atomic uint64_t rst_stream_resp;  /* RST_STREAM sent for an error found */
+	_Atomic uint64_t goaway_resp;      /* GOAWAY sent with an error code */
+	_Atomic int64_t open_conns;
+	_Atomic int64_t open_streams;
+	_Atomic uint64_t total_conns;
+	_Atomic uint64_t total_streams;
+};
+
+struct h1_counters {
+	struct conn_counters conn;         /* open connections, bytes in and out
+	                                    * (kept by the connection layer) */
+	_Atomic int64_t open_streams;      /* requests (transactions) under way */
+	_Atomic uint64_t total_conns;
+	_Atomic uint64_t total_streams;
+};
+
+struct mux_counters {
+	struct ssl_counters ssl;
+	struct h2_counters h2;
+	struct h1_counters h1;
+};
+
 #define CNT_ADD(field, n) atomic_fetch_add_explicit(&(field), (n), memory_order_relaxed)
 #define CNT_INC(field)    CNT_ADD(field, 1)
+#define CNT_DEC(field)    atomic_fetch_sub_explicit(&(field), 1, memory_order_relaxed)
 
 /* Raises *max to <v> if larger. */
 static inline void cnt_update_max(_Atomic int *max, int v)

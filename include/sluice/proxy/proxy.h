@@ -191,6 +191,7 @@ struct proxy {
 	_Atomic int feconn;
 	_Atomic int fe_maxconn_rt;  /* runtime: set maxconn frontend */
 	struct counters fe_cnt;
+	struct mux_counters fe_mux; /* ssl/h2/h1 of its client connections */
 
 	/* backend */
 	struct server **srv;
@@ -199,6 +200,7 @@ struct proxy {
 	struct queue queue;         /* backend queue: any server may serve */
 	_Atomic int beconn;
 	struct counters be_cnt;
+	struct mux_counters be_mux; /* ssl/h2/h1 of its server connections */
 	struct time_avgs be_times;  /* qtime/ctime/ttime of its sessions (atomics) */
 	uint32_t lb_rr_static_next; /* static-rr position (lb_lock) */
 	struct server *lb_last;     /* leastconn tie rotation (lb_lock) */

@@ -41,6 +41,7 @@ struct server {
 	_Atomic int used_max;    /* the most used_conns has been (display) */
 	struct queue queue;      /* its own waiters (assigned to it) */
 	struct counters cnt;
+	struct ssl_counters ssl_cnt;  /* handshakes toward it (show stat ssl_*) */
 	struct time_avgs times;  /* qtime/ctime/ttime of its sessions (atomics) */
 	/* log2 histograms (us, atomic adds) of the sessions it served: */
 	struct hist qtime_hist;  /* wait in a queue (its own or the backend's);

@@ -38,6 +38,8 @@ enum stream_state {
 	SST_CLOSED,
 };
 
+struct h1_counters;
+
 struct stream {
 	struct list list;          /* per-thread list (thread's stream lock) */
 	uint64_t uniq_id;
@@ -99,6 +101,8 @@ struct stream {
 	enum stream_state after_hs; /* state once the client handshake is done */
 	int hs_failed;             /* the client handshake failed: logged already */
 	int sc_reqs;               /* requests carried by the server connection */
+	struct h1_counters *h1_be_strm; /* the backend's HTTP/1 counters where the
+	                            * request counts as an open stream, or NULL */
 	struct server *sc_srv;     /* server of the kept server connection (idle
 	                            * between transactions), or NULL */
 	uint64_t txn_count;        /* transactions run on this connection */
@@ -117,6 +121,8 @@ struct stream {
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
 #define SF_H2            0x0004   /* a stream of an HTTP/2 connection */
+#define SF_H1_FE_STRM    0x0008   /* its request counts as an open HTTP/1
+                                   * stream of the frontend (h1_open_streams) */
 #define SF_CONN_GIVEN    0x0002   /* its client connection went to an HTTP/2
                                    * connection: no log, no accounting */
 

@@ -172,4 +172,14 @@ void http_release_kept_conn(struct stream *s);
  * the http-reuse mode allows one. Returns 1 if so. */
 int  http_reuse_conn(struct stream *s);
 
+/* HTTP/1 connections and streams of HAProxy's h1 stats module (show stat
+ * h1_*). A new server connection that is not HTTP/2 counts in its
+ * backend's from its establishment to its close; the request it carries
+ * is an HTTP/1 stream of the backend from then (or from its reuse) to the
+ * end of the transaction, as the client's request is one of the frontend
+ * from its first byte. http_h1_strm_end() ends both, once. */
+void http_h1_srv_conn_new(struct stream *s);
+void http_h1_be_strm_begin(struct stream *s);
+void http_h1_strm_end(struct stream *s);
+
 #endif
