@@ -22,6 +22,7 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stream.h>
 #include <sluice/proxy/stream_int.h>
+#include "mux_h2_int.h"
 
 /* rounds of read/parse/write per run of the connection task: each reads at
  * most one buffer, so a run is bounded whatever the client sends */
@@ -138,71 +139,6 @@ static void *cb_stream_new(void *owner, int32_t sid)
 	return h;
 }
 
-/* The live fields of <msg> as "name: value" CRLF lines (malloc). */
-static int trailers_to_lines(const struct http_msg *msg, char **out, size_t *len)
-{
-	size_t need = 0, w = 0;
-	char *p;
-
-	for (int i = 0; i < msg->nhdrs; i++)
-		if (msg->hdrs[i].name.len)
-			need += msg->hdrs[i].name.len + msg->hdrs[i].value.len + 4;
-	if (!need)
-		return 0;
-	p = malloc(need);
-	if (!p)
-		return -1;
-	for (int i = 0; i < msg->nhdrs; i++) {
-		const struct http_hdr *f = &msg->hdrs[i];
-
-		if (!f->name.len)
-			continue;
-		memcpy(p + w, f->name.ptr, f->name.len);
-		w += f->name.len;
-		memcpy(p + w, ": ", 2);
-		w += 2;
-		memcpy(p + w, f->value.ptr, f->value.len);
-		w += f->value.len;
-		memcpy(p + w, "\r\n", 2);
-		w += 2;
-	}
-	free(*out);
-	*out = p;
-	*len = w;
-	return 0;
-}
-
-/* Field lines back into <h> (spans into <p>): at most <max>; the count. */
-static int lines_to_fields(const char *p, size_t len, struct http_hdr *h, int max)
-{
-	int n = 0;
-
-	while (len && n < max) {
-		const char *eol = memchr(p, '\n', len);
-		size_t l = eol ? (size_t)(eol - p) : len;
-		const char *colon = memchr(p, ':', l);
-		size_t vl;
-		const char *v;
-
-		if (colon) {
-			v = colon + 1;
-			vl = l - (size_t)(v - p);
-			while (vl && (*v == ' ' || *v == '\t'))
-				v++, vl--;
-			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-			h[n].name = (struct ist){ p, (size_t)(colon - p) };
-			h[n].value = (struct ist){ v, vl };
-			n++;
-		}
-		if (!eol)
-			break;
-		len -= l + 1;
-		p = eol + 1;
-	}
-	return n;
-}
-
 static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_trailers,
                    int end_stream)
 {
@@ -211,7 +147,7 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 
 	if (is_trailers) {
 		/* request trailers: field lines, as the HTTP/1 mux keeps them */
-		if (trailers_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
+		if (h2m_fields_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
 			return -1;
 		if (end_stream)
 			h->rx_eom = 1;
@@ -229,46 +165,6 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 	return 0;
 }
 
-/* Most DATA payload a stream may hold before its sluice stream takes it:
- * the default window a client may use before our SETTINGS (65535) or our
- * own window, whichever is larger, and one buffer of slack. */
-static size_t rx_max(void)
-{
-	size_t w = h2_tune.initial_window_size ? h2_tune.initial_window_size :
-	           (size_t)global.bufsize;
-
-	return (w > 65535 ? w : 65535) + (size_t)global.bufsize;
-}
-
-/* Makes room for <len> more bytes in h->rx. The stream window is one
- * buffer, but a client may send the default 65535 bytes before it takes
- * our SETTINGS into account: the heap block grows to what the windows
- * allow (the connection window bounds the total). Returns 0 or -1. */
-static int rx_room(struct h2s *h, size_t len)
-{
-	size_t need;
-	char *n;
-
-	buf_realign(&h->rx);
-	if (h->rx.area && len <= buf_room(&h->rx))
-		return 0;
-	if (h->rx.head) {
-		memmove(h->rx.area, buf_head(&h->rx), h->rx.data);
-		h->rx.head = 0;
-	}
-	need = h->rx.data + len;
-	if (need > rx_max())
-		return -1;   /* beyond any window we opened */
-	if (need < (size_t)global.bufsize)
-		need = (size_t)global.bufsize;
-	n = realloc(h->rx.area, need);
-	if (!n)
-		return -1;
-	h->rx.area = n;
-	h->rx.size = need;
-	return 0;
-}
-
 static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_stream)
 {
 	struct h2s *h = sctx;
@@ -280,12 +176,11 @@ static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_s
 			h2c_consumed(h->f->h2, h->sid, len);
 		return 0;
 	}
-	if (len) {
-		if (rx_room(h, len) < 0)
-			return -1;
-		memcpy(buf_tail(&h->rx), p, len);
-		h->rx.data += len;
-	}
+	/* the stream window is one buffer, but a client may send the default
+	 * 65535 bytes before it takes our SETTINGS into account */
+	if (len && h2m_rx_put(&h->rx, p, len, h2_tune.initial_window_size ?
+	                      h2_tune.initial_window_size : (size_t)global.bufsize) < 0)
+		return -1;
 	if (end_stream)
 		h->rx_eom = 1;
 	h2s_wake(h);
@@ -337,7 +232,7 @@ static ssize_t cb_data_out(void *owner, void *sctx, char *dst, size_t max, int *
 		*eom = H2C_EOM_END;
 		if (h->tlr_len && h->f) {
 			struct http_hdr t[H2S_TLR_MAX];
-			int nt = lines_to_fields(h->tlr, h->tlr_len, t, H2S_TLR_MAX);
+			int nt = h2m_lines_to_fields(h->tlr, h->tlr_len, t, H2S_TLR_MAX);
 
 			if (nt) {
 				*eom = H2C_EOM_TRAILERS;
@@ -465,37 +360,9 @@ static int h2f_read(struct h2f *f)
 	return 1;
 }
 
-/* Moves what h2c has to send into tx and sends it. Returns 1 on progress,
- * 0, -1 on a socket error. */
 static int h2f_write(struct h2f *f)
 {
-	int progress = 0;
-
-	for (int round = 0; round < H2F_ROUNDS; round++) {
-		if (h2c_want_write(f->h2)) {
-			ssize_t n;
-
-			if (!f->tx.area && buf_alloc(&f->tx) < 0)
-				break;
-			buf_realign(&f->tx);
-			n = h2c_send(f->h2, buf_tail(&f->tx), buf_room(&f->tx));
-			if (n > 0)
-				f->tx.data += (size_t)n;
-		}
-		if (!f->tx.data)
-			break;
-		if (!(f->c.flags & CONN_F_WR_READY))
-			break;
-		if (conn_send(&f->c, &f->tx) <= 0) {
-			if (f->c.flags & CONN_F_ERROR)
-				return -1;
-			break;
-		}
-		progress = 1;
-	}
-	if (f->tx.area && !f->tx.data)
-		buf_release(&f->tx);
-	return progress;
+	return h2m_write(&f->c, f->h2, &f->tx, 1);
 }
 
 static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
@@ -619,21 +486,10 @@ static void h2f_wake(struct h2f *f)
 
 int h2s_rcv_body(struct h2s *h, struct buffer *chan)
 {
-	size_t n;
+	size_t n = h2m_rx_move(&h->rx, chan);
 
-	if (!h->rx.data)
-		return 0;
-	if (!chan->area && buf_alloc(chan) < 0)
-		return 0;
-	buf_realign(chan);
-	n = buf_room(chan);
-	if (n > h->rx.data)
-		n = h->rx.data;
 	if (!n)
 		return 0;
-	memcpy(buf_tail(chan), buf_head(&h->rx), n);
-	chan->data += n;
-	buf_consume(&h->rx, n);
 	if (h->s)
 		h->s->bytes_in += n;
 	if (h->f && !h->forgotten) {

@@ -25,6 +25,7 @@
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
 #include <openssl/ssl.h>
+#include "mux_h2_int.h"
 
 /* rounds of read/parse/write per run of the connection task */
 #define H2B_ROUNDS      4
@@ -190,70 +191,6 @@ static void touch_server_timer(struct stream *s)
 
 /* ---- h2c callbacks (client role) ---- */
 
-/* The live fields of <msg> as "name: value" CRLF lines (malloc). */
-static int fields_to_lines(const struct http_msg *msg, char **out, size_t *len)
-{
-	size_t need = 0, w = 0;
-	char *p;
-
-	for (int i = 0; i < msg->nhdrs; i++)
-		if (msg->hdrs[i].name.len)
-			need += msg->hdrs[i].name.len + msg->hdrs[i].value.len + 4;
-	if (!need)
-		return 0;
-	p = malloc(need);
-	if (!p)
-		return -1;
-	for (int i = 0; i < msg->nhdrs; i++) {
-		const struct http_hdr *f = &msg->hdrs[i];
-
-		if (!f->name.len)
-			continue;
-		memcpy(p + w, f->name.ptr, f->name.len);
-		w += f->name.len;
-		memcpy(p + w, ": ", 2);
-		w += 2;
-		memcpy(p + w, f->value.ptr, f->value.len);
-		w += f->value.len;
-		memcpy(p + w, "\r\n", 2);
-		w += 2;
-	}
-	free(*out);
-	*out = p;
-	*len = w;
-	return 0;
-}
-
-/* Field lines back into <h> (spans into <p>): at most <max>; the count. */
-static int lines_to_fields(const char *p, size_t len, struct http_hdr *h, int max)
-{
-	int n = 0;
-
-	while (len && n < max) {
-		const char *eol = memchr(p, '\n', len);
-		size_t l = eol ? (size_t)(eol - p) : len;
-		const char *colon = memchr(p, ':', l);
-
-		if (colon) {
-			const char *v = colon + 1;
-			size_t vl = l - (size_t)(v - p);
-
-			while (vl && (*v == ' ' || *v == '\t'))
-				v++, vl--;
-			while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-			h[n].name = (struct ist){ p, (size_t)(colon - p) };
-			h[n].value = (struct ist){ v, vl };
-			n++;
-		}
-		if (!eol)
-			break;
-		len -= l + 1;
-		p = eol + 1;
-	}
-	return n;
-}
-
 /* A copy of <msg> in one heap block, queued after the stream's heads. */
 static int head_queue(struct h2bs *h, const struct http_msg *msg)
 {
@@ -291,7 +228,7 @@ static int cb_head(void *owner, void *sctx, const struct http_msg *msg, int is_t
 	if (!h->s)
 		return 0;
 	if (is_trailers) {
-		if (fields_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
+		if (h2m_fields_to_lines(msg, &h->rx_tlr, &h->rx_tlr_len) < 0)
 			return -1;
 	} else if (head_queue(h, msg) < 0) {
 		return -1;
@@ -314,42 +251,6 @@ static uint32_t back_window(void)
 	return t.initial_window_size ? t.initial_window_size : 65535;
 }
 
-/* Most DATA payload a stream may hold: the default window a server may use
- * before our SETTINGS (65535) or our own, whichever is larger, and one
- * buffer of slack. */
-static size_t rx_max(void)
-{
-	size_t w = back_window();
-
-	return (w > 65535 ? w : 65535) + (size_t)global.bufsize;
-}
-
-/* Makes room for <len> more bytes in h->rx. Returns 0 or -1. */
-static int rx_room(struct h2bs *h, size_t len)
-{
-	size_t need;
-	char *n;
-
-	buf_realign(&h->rx);
-	if (h->rx.area && len <= buf_room(&h->rx))
-		return 0;
-	if (h->rx.head) {
-		memmove(h->rx.area, buf_head(&h->rx), h->rx.data);
-		h->rx.head = 0;
-	}
-	need = h->rx.data + len;
-	if (need > rx_max())
-		return -1;   /* beyond any window we opened */
-	if (need < (size_t)global.bufsize)
-		need = (size_t)global.bufsize;
-	n = realloc(h->rx.area, need);
-	if (!n)
-		return -1;
-	h->rx.area = n;
-	h->rx.size = need;
-	return 0;
-}
-
 static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_stream)
 {
 	struct h2bs *h = sctx;
@@ -360,10 +261,8 @@ static int cb_data(void *owner, void *sctx, const char *p, size_t len, int end_s
 		return 0;
 	}
 	if (len) {
-		if (rx_room(h, len) < 0)
+		if (h2m_rx_put(&h->rx, p, len, back_window()) < 0)
 			return -1;
-		memcpy(buf_tail(&h->rx), p, len);
-		h->rx.data += len;
 		touch_server_timer(h->s);
 	}
 	if (end_stream)
@@ -411,7 +310,7 @@ static ssize_t cb_data_out(void *owner, void *sctx, char *dst, size_t max, int *
 		*eom = H2C_EOM_END;
 		if (h->tlr_len && h->b) {
 			struct http_hdr t[H2B_TLR_MAX];
-			int nt = lines_to_fields(h->tlr, h->tlr_len, t, H2B_TLR_MAX);
+			int nt = h2m_lines_to_fields(h->tlr, h->tlr_len, t, H2B_TLR_MAX);
 
 			if (nt) {
 				*eom = H2C_EOM_TRAILERS;
@@ -497,43 +396,11 @@ static int h2b_read(struct h2b *b)
 	return 1;
 }
 
-/* Moves what h2c has to send into tx and sends it. Returns 1 on progress,
- * 0, -1 on a socket error. */
+/* Before the server's SETTINGS, only the preface and ours go (taken at
+ * h2b_adopt()): requests wait for the server's limits. */
 static int h2b_write(struct h2b *b)
 {
-	int progress = 0;
-
-	for (int round = 0; round < H2B_ROUNDS; round++) {
-		/* before the server's SETTINGS, only the preface and ours
-		 * (taken at h2b_adopt()) go */
-		if (h2c_peer_settings_known(b->h2) && h2c_want_write(b->h2)) {
-			ssize_t n;
-
-			if (!b->tx.area && buf_alloc(&b->tx) < 0)
-				break;
-			buf_realign(&b->tx);
-			if (b->tx.head) {
-				memmove(b->tx.area, buf_head(&b->tx), b->tx.data);
-				b->tx.head = 0;
-			}
-			n = h2c_send(b->h2, buf_tail(&b->tx), buf_room(&b->tx));
-			if (n > 0)
-				b->tx.data += (size_t)n;
-		}
-		if (!b->tx.data)
-			break;
-		if (!(b->c.flags & CONN_F_WR_READY))
-			break;
-		if (conn_send(&b->c, &b->tx) <= 0) {
-			if (b->c.flags & CONN_F_ERROR)
-				return -1;
-			break;
-		}
-		progress = 1;
-	}
-	if (b->tx.area && !b->tx.data)
-		buf_release(&b->tx);
-	return progress;
+	return h2m_write(&b->c, b->h2, &b->tx, h2c_peer_settings_known(b->h2));
 }
 
 static struct task *h2b_process(struct task *t, void *ctx, unsigned int state)
@@ -838,21 +705,10 @@ enum h1_result h2bs_rcv_head(struct h2bs *h, struct buffer *chan, size_t max,
 
 int h2bs_rcv_body(struct h2bs *h, struct buffer *chan)
 {
-	size_t n;
+	size_t n = h2m_rx_move(&h->rx, chan);
 
-	if (!h->rx.data)
-		return 0;
-	if (!chan->area && buf_alloc(chan) < 0)
-		return 0;
-	buf_realign(chan);
-	n = buf_room(chan);
-	if (n > h->rx.data)
-		n = h->rx.data;
 	if (!n)
 		return 0;
-	memcpy(buf_tail(chan), buf_head(&h->rx), n);
-	chan->data += n;
-	buf_consume(&h->rx, n);
 	if (h->s)
 		h->s->bytes_out += n;
 	if (h->b && !h->forgotten) {

@@ -330,6 +330,18 @@ static int idle_conn_dead(const struct conn *c)
 	return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 }
 
+/* The stream goes on a connection it did not open: no connect time, the
+ * request leaves at once. */
+static void reused(struct stream *s)
+{
+	CNT_INC(s->srv->cnt.reuse);
+	CNT_INC(s->be->be_cnt.reuse);
+	s->Tc = 0;
+	s->ctime_us = 0;
+	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
+	s->st = SST_HTTP_XFER;
+}
+
 int http_reuse_conn(struct stream *s)
 {
 	struct http_txn *t = s->txn;
@@ -352,12 +364,7 @@ int http_reuse_conn(struct stream *s)
 	}
 	/* an HTTP/2 connection of this thread with a free stream */
 	if (!got && h2b_attach(s)) {
-		CNT_INC(s->srv->cnt.reuse);
-		CNT_INC(s->be->be_cnt.reuse);
-		s->Tc = 0;
-		s->ctime_us = 0;
-		s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
-		s->st = SST_HTTP_XFER;
+		reused(s);
 		return 1;
 	}
 	/* an idle connection the server closed a moment ago (its FIN not
@@ -386,12 +393,7 @@ int http_reuse_conn(struct stream *s)
 	s->sc_reqs = reqs + 1;
 	s->sc_srv = NULL;
 	http_h1_be_strm_begin(s);
-	CNT_INC(s->srv->cnt.reuse);
-	CNT_INC(s->be->be_cnt.reuse);
-	s->Tc = 0;
-	s->ctime_us = 0;
-	s->srv_exp = tick_add_ifset(now_ms(), s->be->timeout_server);
-	s->st = SST_HTTP_XFER;
+	reused(s);
 	return 1;
 }
 
