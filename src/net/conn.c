@@ -81,6 +81,15 @@ void conn_close(struct conn *c)
 	c->ph.fd = -1;
 }
 
+void conn_close_rst(struct conn *c)
+{
+	struct linger nolinger = { .l_onoff = 1, .l_linger = 0 };
+
+	if (c->ph.fd >= 0 && !c->ssl)
+		setsockopt(c->ph.fd, SOL_SOCKET, SO_LINGER, &nolinger, sizeof(nolinger));
+	conn_close(c);
+}
+
 void conn_fd_close(int fd)
 {
 	poller_fd_forget(fd);
