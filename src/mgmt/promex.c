@@ -373,11 +373,12 @@ static int state_index(const char *status)
 {
 	if (!status)
 		return 0;
+	/* "DRAIN 2/3", "NOLB 2/3": checked servers in transition */
 	if (!strcmp(status, "MAINT"))
 		return 2;
-	if (!strcmp(status, "DRAIN"))
+	if (!strncmp(status, "DRAIN", 5))
 		return 3;
-	if (!strcmp(status, "NOLB"))
+	if (!strncmp(status, "NOLB", 4))
 		return 4;
 	if (!strncmp(status, "DOWN", 4) || !strcmp(status, "STOP"))
 		return 0;

@@ -320,8 +320,8 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	char status[32];
 
 	srv_check_snapshot(s, &st);
-	chk_status_column(status, sizeof(status), admin, checked,
-	                  atomic_load(&s->op_state) == SRV_OP_UP, &st.h);
+	chk_status_column(status, sizeof(status), admin, checked, atomic_load(&s->op_state),
+	                  &st.h);
 	row_set(r, ST_STATUS, "%s", status);
 	row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
 	if (!checked)
@@ -485,10 +485,10 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 
 /* ---- show servers state ---- */
 
-/* One server, HAProxy's way: op state 0 stopped (DOWN or MAINT), 2 running;
- * admin bits 0x01 forced maintenance, 0x08 drain; the check's status,
- * result, health and state bits (a checked server in maintenance has
- * health 0 there). */
+/* One server, HAProxy's way: op state 0 stopped (DOWN or MAINT), 2
+ * running, 3 stopping (NOLB); admin bits 0x01 forced maintenance, 0x08
+ * drain; the check's status, result (unknown while a check runs), health
+ * (0 in maintenance) and state bits; `addr` is also the agent's. */
 static void servers_state_line(struct cli_out *out, struct proxy *px, struct server *s)
 {
 	int admin = atomic_load(&s->admin);
@@ -501,15 +501,16 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
 	/* the agent port follows `port` in HAProxy */
-	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d 0 0 0 - %d - 0 %d %s - %d\n",
+	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d 0 0 0 - %d - 0 %d %s %s %d\n",
 	           px->uuid, px->name, s->puid, s->name,
 	           addr_host_str(&s->addr.ss, host, sizeof(host)),
-	           srv_is_stopped(s) ? 0 : 2,
+	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
 	           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
 	           atomic_load(&s->uweight), s->iweight,
 	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
-	           chk_status_result(st.status), st.h.health, check_state_bits(s),
-	           addr_port(&s->addr.ss), s->chk.port, caddr, s->chk.port);
+	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
+	           st.h.health, check_state_bits(s), addr_port(&s->addr.ss), s->chk.port, caddr,
+	           caddr, s->chk.port);
 }
 
 static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, int level)

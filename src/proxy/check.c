@@ -159,12 +159,18 @@ int chk_health_apply(struct chk_health *h, int result)
 	}
 }
 
-void chk_status_column(char *buf, size_t len, int admin, int checked, int op_up,
+void chk_status_column(char *buf, size_t len, int admin, int checked, int op,
                        const struct chk_health *h)
 {
 	if (admin == SRV_ADMIN_MAINT) {
 		snprintf(buf, len, "MAINT");
-	} else if (!op_up) {
+	} else if (op == SRV_OP_NOLB) {
+		/* soft-stopped by a 404: drain does not show over it */
+		if (chk_health_full(h))
+			snprintf(buf, len, "NOLB");
+		else
+			snprintf(buf, len, "NOLB %d/%d", h->health - h->rise + 1, h->fall);
+	} else if (op == SRV_OP_DOWN) {
 		/* a stopped server in transition counts its successes */
 		if (checked && h->health > 0)
 			snprintf(buf, len, "DOWN %d/%d", h->health, h->rise);
@@ -291,11 +297,12 @@ int check_in_progress(const struct server *s)
 
 int check_state_bits(const struct server *s)
 {
-	/* HAProxy's CHK_ST_CONFIGURED | CHK_ST_ENABLED, and CHK_ST_PAUSED in
-	 * maintenance */
+	/* HAProxy's CHK_ST_CONFIGURED | CHK_ST_ENABLED, CHK_ST_PAUSED in
+	 * maintenance, CHK_ST_INPROGRESS while a check runs */
 	if (!s->check)
 		return 0;
-	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0);
+	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
+	       (atomic_load(&s->check->running) ? 0x01 : 0);
 }
 
 void check_wake_now(struct server *s)
@@ -411,6 +418,7 @@ static void check_start(struct srv_check *c, uint64_t now)
 
 	c->start_ms = now;
 	atomic_store(&c->running, 1);
+	srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
 	if (conn_connect(&c->c, &c->dst, c->dstlen) < 0) {
 		int e = errno;
@@ -476,6 +484,10 @@ static int check_send(struct srv_check *c, uint64_t now)
 		return 1;
 	}
 	hchk_reply_init(&c->reply);
+	/* "a stopped server will stay stopped even if it replies 404s"
+	 * (HAProxy's manual): for a DOWN one, the rules judge the 404 */
+	c->reply.stop_on_404 = (c->srv->be->options & PX_O_DISABLE404) &&
+	                       atomic_load(&c->srv->op_state) != SRV_OP_DOWN;
 	c->phase = CHK_READING;
 	return 0;
 }

@@ -386,7 +386,15 @@ static int kw_http_check(KW_ARGS)
 			return 0;
 		}
 	}
-	if (!strcmp(args[1], "disable-on-404") || !strcmp(args[1], "connect") ||
+	if (!strcmp(args[1], "disable-on-404")) {
+		/* a proxy option in HAProxy, not a rule: the inherited
+		 * request stays */
+		if (cfg_no_more_args(args, nargs, 2, err, errlen) < 0)
+			return -1;
+		ctx->px->options |= PX_O_DISABLE404;
+		return 0;
+	}
+	if (!strcmp(args[1], "connect") ||
 	    !strcmp(args[1], "comment") || !strcmp(args[1], "send-state") ||
 	    !strncmp(args[1], "set-var", 7) || !strncmp(args[1], "unset-var", 9))
 		return errmsg_set(err, errlen, "'http-check %s' is not supported yet.", args[1]);
@@ -661,6 +669,9 @@ int hchk_reply_eval(const struct hchk_rules *r, struct hchk_reply *st, char *buf
 		if (!rc)
 			return 0;
 	}
+	/* before any rule, as HAProxy's manual says */
+	if (st->stop_on_404 && st->status == 404)
+		return verdict(v, CHK_ST_L7OKC, 404, NULL);
 	if (!r->nexpects)
 		return st->status >= 200 && st->status < 400 ?
 		       verdict(v, CHK_ST_L7OK, st->status, NULL) :

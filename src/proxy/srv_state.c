@@ -5,7 +5,8 @@
  * Locking and ownership
  * ---------------------
  * - A server has two states: admin (ready, drain, maint: the CLI's) and
- *   op (UP, DOWN: its checks'). Both are atomics, written under the
+ *   op (UP, DOWN, NOLB: its checks'; NOLB is the soft stop of a 404
+ *   under `http-check disable-on-404`). Both are atomics, written under the
  *   backend's state_lock (kind srv_state), read without any lock by the
  *   request path (srv_is_usable(), srv_is_stopped()): a balancer may act
  *   on a state a moment old, never on a torn one.
@@ -274,7 +275,7 @@ static const char *srv_prefix(const struct server *s)
 /* What a check result changed, for what happens after the lock. */
 struct check_outcome {
 	int report;              /* the result or the health changed */
-	int went_down, went_up;
+	int prev_op, op;         /* enum srv_op, before and after */
 	struct check_state st;   /* as recorded */
 	int uweight;
 	struct be_count c;
@@ -296,14 +297,68 @@ static void check_record(struct server *s, int status, int code, const char *des
 	o->report = chk_health_apply(&st->h, result) || status != prev_status;
 }
 
+/* The operational state the health and the last result call for, from
+ * <op>: DOWN below rise; at or above it, UP after a pass, NOLB after a
+ * conditional pass (a 404 under disable-on-404), unchanged after a failure
+ * that left it there. */
+static int check_next_op(int op, const struct chk_health *h, int result)
+{
+	if (!chk_health_up(h))
+		return SRV_OP_DOWN;
+	if (result == CHK_RES_CONDPASS)
+		return SRV_OP_NOLB;
+	if (result == CHK_RES_PASSED)
+		return SRV_OP_UP;
+	return op;
+}
+
+/* The log line of a check's result (option log-health-checks). */
+static void log_check_line(struct server *s, const struct check_outcome *o)
+{
+	const struct chk_health *h = &o->st.h;
+	int up = chk_health_up(h), res = chk_status_result(o->st.status);
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "Health check for %sserver %s/%s %s%s", s->backup ? "backup " : "",
+	         s->be->name, s->name, res == CHK_RES_CONDPASS ? "conditionally " : "",
+	         res >= CHK_RES_PASSED ? "succeeded" : "failed");
+	srv_msg_check_info(msg, sizeof(msg), &o->st);
+	msg_add(msg, sizeof(msg), ", status: %d/%d %s.", up ? h->health - h->rise + 1 : h->health,
+	        up ? h->fall : h->rise, up ? (o->uweight ? "UP" : "DRAIN") : "DOWN");
+	state_log(s->be, LVL_NOTICE, "WARNING", msg, NULL);
+}
+
+/* The state change a check made, then the queue: a server gone DOWN gives
+ * its waiters away (option redispatch), one come UP takes the backend's;
+ * one soft-stopped keeps its own, as a drained one. */
+static void log_state_change(struct server *s, const struct check_outcome *o)
+{
+	struct proxy *be = s->be;
+	int down = o->op == SRV_OP_DOWN, xferred;
+	char msg[1024];
+
+	xferred = down ? queue_redistribute(s) : o->op == SRV_OP_UP ? queue_kick(s) : 0;
+	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s", srv_prefix(s), be->name, s->name,
+	         down ? "DOWN" : o->op == SRV_OP_UP ? "UP" : "stopping");
+	/* the reason, unless the check's own line just told it */
+	if (!(be->options & PX_O_LOG_HCHK))
+		srv_msg_check_info(msg, sizeof(msg), &o->st);
+	msg_add_counts(msg, sizeof(msg), s, down, &o->c, xferred);
+	msg_add(msg, sizeof(msg), ".");
+	/* an alert when it took traffic until then; a soft-stopped server
+	 * going down is a notice (HAProxy) */
+	state_log(be, down && o->prev_op == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg,
+	          NULL);
+	if (o->c.went_down)
+		log_backend_down(be);
+}
+
 void srv_check_done(struct server *s, int status, int code, const char *desc,
                     int duration_ms)
 {
 	struct proxy *be = s->be;
 	struct check_outcome o;
 	uint64_t now = state_now_ms();
-	char msg[1024];
-	int xferred;
 
 	memset(&o, 0, sizeof(o));
 	lock_take(&be->state_lock);
@@ -313,47 +368,21 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 		return;
 	}
 	check_record(s, status, code, desc, duration_ms, &o);
-	if (atomic_load(&s->op_state) == SRV_OP_UP && !chk_health_up(&s->chk_st.h)) {
-		atomic_store(&s->op_state, SRV_OP_DOWN);
-		srv_note_change(s, 0, 1, now);
-		o.went_down = 1;
-	} else if (atomic_load(&s->op_state) == SRV_OP_DOWN && chk_health_up(&s->chk_st.h)) {
-		atomic_store(&s->op_state, SRV_OP_UP);
-		srv_note_change(s, 1, 0, now);
-		o.went_up = 1;
-	}
-	if (o.went_down || o.went_up)
+	o.prev_op = atomic_load(&s->op_state);
+	o.op = check_next_op(o.prev_op, &s->chk_st.h, chk_status_result(status));
+	if (o.op != o.prev_op) {
+		atomic_store(&s->op_state, o.op);
+		srv_note_change(s, o.prev_op == SRV_OP_DOWN, o.op == SRV_OP_DOWN, now);
 		be_recount(be, now, &o.c);
+	}
 	o.st = s->chk_st;
 	o.uweight = atomic_load(&s->uweight);
 	lock_release(&be->state_lock);
 
-	if (o.report && (be->options & PX_O_LOG_HCHK)) {
-		const struct chk_health *h = &o.st.h;
-		int up = chk_health_up(h);
-
-		snprintf(msg, sizeof(msg), "Health check for %sserver %s/%s %s", s->backup ? "backup " : "",
-		         be->name, s->name, chk_status_result(o.st.status) >= CHK_RES_PASSED ?
-		         "succeeded" : "failed");
-		srv_msg_check_info(msg, sizeof(msg), &o.st);
-		msg_add(msg, sizeof(msg), ", status: %d/%d %s.", up ? h->health - h->rise + 1 : h->health,
-		        up ? h->fall : h->rise, up ? (o.uweight ? "UP" : "DRAIN") : "DOWN");
-		state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
-	}
-	if (!o.went_down && !o.went_up)
-		return;
-	/* the reason goes with the state change unless the check line above
-	 * already told it */
-	xferred = o.went_down ? queue_redistribute(s) : queue_kick(s);
-	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s", srv_prefix(s), be->name, s->name,
-	         o.went_down ? "DOWN" : "UP");
-	if (!(be->options & PX_O_LOG_HCHK))
-		srv_msg_check_info(msg, sizeof(msg), &o.st);
-	msg_add_counts(msg, sizeof(msg), s, o.went_down, &o.c, xferred);
-	msg_add(msg, sizeof(msg), ".");
-	state_log(be, o.went_down ? LVL_ALERT : LVL_NOTICE, "WARNING", msg, NULL);
-	if (o.c.went_down)
-		log_backend_down(be);
+	if (o.report && (be->options & PX_O_LOG_HCHK))
+		log_check_line(s, &o);
+	if (o.op != o.prev_op)
+		log_state_change(s, &o);
 }
 
 /* ---- admin changes ---- */
@@ -429,6 +458,14 @@ void srv_set_admin(struct server *s, int admin)
 	state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
 	if (c.went_down)
 		log_backend_down(be);
+}
+
+void srv_check_started(struct server *s)
+{
+	lock_take(&s->be->state_lock);
+	s->chk_st.code = 0;
+	s->chk_st.desc[0] = '\0';
+	lock_release(&s->be->state_lock);
 }
 
 void srv_check_snapshot(struct server *s, struct check_state *out)

@@ -13,11 +13,13 @@
 
 /* ---- health ---- */
 
+/* <op_up>: 1 UP, 0 DOWN, 2 NOLB */
 static const char *column(int admin, int checked, int op_up, const struct chk_health *h)
 {
 	static char buf[32];
 
-	chk_status_column(buf, sizeof(buf), admin, checked, op_up, h);
+	chk_status_column(buf, sizeof(buf), admin, checked,
+	                  op_up == 2 ? SRV_OP_NOLB : op_up ? SRV_OP_UP : SRV_OP_DOWN, h);
 	return buf;
 }
 
@@ -64,6 +66,13 @@ static void test_health(void)
 	CHECK_STR(column(SRV_ADMIN_READY, 0, 1, &h), "no check");
 	CHECK_STR(column(SRV_ADMIN_DRAIN, 0, 1, &h), "DRAIN");
 	CHECK_STR(column(SRV_ADMIN_DRAIN, 1, 1, &h), "DRAIN");
+	/* soft-stopped (disable-on-404) */
+	chk_health_init(&h, 2, 3);
+	h.health = 4;
+	CHECK_STR(column(SRV_ADMIN_READY, 1, 2, &h), "NOLB");
+	h.health = 3;
+	CHECK_STR(column(SRV_ADMIN_READY, 1, 2, &h), "NOLB 2/3");
+	CHECK_STR(column(SRV_ADMIN_DRAIN, 1, 2, &h), "NOLB 2/3");
 }
 
 static void test_statuses(void)
@@ -412,6 +421,30 @@ static void test_reply_sequence(void)
 	rules_free(&r);
 }
 
+/* disable-on-404: the caller says a 404 soft-stops the server; it then
+ * wins over the rules (a status rule here) */
+static void test_reply_404(void)
+{
+	static const char reply[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+	struct hchk_rules r;
+	struct hchk_reply st;
+	struct hchk_verdict v;
+	char buf[CAP];
+	size_t len;
+
+	rules(&r, "status 200");
+	for (int stop = 0; stop < 2; stop++) {
+		hchk_reply_init(&st);
+		st.stop_on_404 = stop;
+		len = sizeof(reply) - 1;
+		memcpy(buf, reply, len);
+		CHECK(hchk_reply_eval(&r, &st, buf, &len, CAP, 0, &v) == 1);
+		CHECK(v.status == (stop ? CHK_ST_L7OKC : CHK_ST_L7STS) && v.code == 404);
+		CHECK(chk_status_result(v.status) == (stop ? CHK_RES_CONDPASS : CHK_RES_FAILED));
+	}
+	rules_free(&r);
+}
+
 int main(void)
 {
 	test_health();
@@ -422,5 +455,6 @@ int main(void)
 	test_reply_status_rules();
 	test_reply_body_rules();
 	test_reply_sequence();
+	test_reply_404();
 	return t_done("test_check");
 }

@@ -90,10 +90,11 @@ static inline int chk_health_full(const struct chk_health *h)
 /* Applies a result (enum chk_result). Returns 1 if the health changed. */
 int chk_health_apply(struct chk_health *h, int result);
 
-/* "UP", "UP 1/3", "DOWN", "DOWN 1/2", "DRAIN", "DRAIN 2/3", "MAINT", "no
- * check": the status column of `show stat` for a server in admin state
- * <admin> (enum srv_admin) whose checks (if <checked>) say <h>. */
-void chk_status_column(char *buf, size_t len, int admin, int checked, int op_up,
+/* "UP", "UP 1/3", "DOWN", "DOWN 1/2", "DRAIN", "DRAIN 2/3", "NOLB",
+ * "NOLB 2/3", "MAINT", "no check": the status column of `show stat` for a
+ * server in admin state <admin> (enum srv_admin) and operational state <op>
+ * (enum srv_op) whose checks (if <checked>) say <h>. */
+void chk_status_column(char *buf, size_t len, int admin, int checked, int op,
                        const struct chk_health *h);
 
 #define CHK_DESC_LEN 128     /* the info text of a result, NUL included */

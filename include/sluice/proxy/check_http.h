@@ -96,6 +96,9 @@ struct hchk_reply {
 	int next;                    /* the first expect rule not passed yet */
 	size_t searched;             /* body bytes a string rule looked at */
 	size_t regex_at;             /* body length at the last regex run */
+	int stop_on_404;             /* a 404 soft-stops the server (L7OKC): set by
+	                              * the caller for `http-check disable-on-404`
+	                              * on a server not DOWN; 0 by default */
 };
 
 void hchk_reply_init(struct hchk_reply *st);
@@ -107,7 +110,8 @@ struct hchk_verdict {
 	char desc[CHK_DESC_LEN];
 };
 
-/* Evaluates the reply read so far, buf[0..*len), against <r>. A chunked
+/* Evaluates the reply read so far, buf[0..*len), against <r>. With
+ * st->stop_on_404, a 404 gives L7OKC before any rule. A chunked
  * body is decoded in place (the framing removed), so *len may shrink;
  * bytes past the end of the message are dropped. <cap> is the buffer's
  * size: a full buffer is conclusive, as is <eof> (the server closed).

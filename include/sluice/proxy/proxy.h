@@ -46,6 +46,7 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_HTTPSLOG          0x10000 /* option httpslog (with PX_O_HTTPLOG) */
 #define PX_O_LOG_HCHK          0x20000 /* option log-health-checks */
 #define PX_O_HTTPCHK           0x40000 /* option httpchk (rules: px->hchk) */
+#define PX_O_DISABLE404        0x80000 /* http-check disable-on-404 */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:

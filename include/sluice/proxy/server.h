@@ -22,6 +22,8 @@ enum srv_admin {
 enum srv_op {
 	SRV_OP_UP = 0,
 	SRV_OP_DOWN,
+	SRV_OP_NOLB,             /* stopping (http-check disable-on-404): no new
+	                          * session from the balancers, persistence still */
 };
 
 #define SRV_WEIGHT_MAX 256

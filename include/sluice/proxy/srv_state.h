@@ -10,6 +10,10 @@
 struct server;
 struct proxy;
 
+/* A check of <s> starts: its last code and info are cleared, as HAProxy's
+ * `show stat` shows them while a check runs ("* L7OK" with code 0). */
+void srv_check_started(struct server *s);
+
 /* A check of <s> ended with <status> (enum chk_status), the HTTP <code>
  * (0 if none), the info text <desc> (may be NULL) and its duration. Runs
  * on the check's thread: records the result, moves the health, changes
