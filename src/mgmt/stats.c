@@ -453,6 +453,11 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 		row_percentiles(r, &q, &c, &t, queued);
 	}
 	row_set(r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
+	/* HAProxy 2.6's CSV shows these as 0 (its exporter expands them,
+	 * per state: promex.c) */
+	row_set(r, ST_AGG_SERVER_STATUS, "0");
+	row_set(r, ST_AGG_SERVER_CHECK_STATUS, "0");
+	row_set(r, ST_AGG_CHECK_STATUS, "0");
 	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
 	row_http(r, be, &be->be_cnt, 1);
 }

@@ -433,8 +433,6 @@ void srv_set_admin(struct server *s, int admin)
 			log_backend_down(be);
 		return;
 	}
-	if (s->check && prev == SRV_ADMIN_MAINT)
-		check_wake_now(s);
 	/* a drained server takes nothing from the backend queue */
 	xferred = admin == SRV_ADMIN_READY ? queue_kick(s) : 0;
 	if (prev == SRV_ADMIN_MAINT) {
@@ -442,10 +440,15 @@ void srv_set_admin(struct server *s, int admin)
 		snprintf(msg, sizeof(msg), "%sServer %s/%s is UP/%s (leaving forced maintenance).",
 		         srv_prefix(s), be->name, s->name, admin == SRV_ADMIN_DRAIN ? "DRAIN" : "READY");
 		state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
-		if (admin != SRV_ADMIN_DRAIN)
-			return;
-		snprintf(msg, sizeof(msg), "%sServer %s/%s remains in forced drain mode.",
-		         srv_prefix(s), be->name, s->name);
+		if (admin == SRV_ADMIN_DRAIN) {
+			snprintf(msg, sizeof(msg), "%sServer %s/%s remains in forced drain mode.",
+			         srv_prefix(s), be->name, s->name);
+			state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+		}
+		/* checked at once, after these lines: its own come after them */
+		if (s->check)
+			check_wake_now(s);
+		return;
 	} else if (admin == SRV_ADMIN_DRAIN) {
 		snprintf(msg, sizeof(msg), "%sServer %s/%s enters drain state", srv_prefix(s),
 		         be->name, s->name);
