@@ -46,6 +46,7 @@
 #include <sluice/core/thread.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/check.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -239,6 +240,7 @@ static int setup_limits(void)
 	fl.nbthread = global.nbthread;
 	fl.listen_fds = listeners_count_sockets();
 	fl.log_fds = count_log_targets();
+	fl.check_fds = check_count();
 	/* as HAProxy: CLI connections count only where a stats socket is */
 	fl.stats_maxconn = list_empty(&cli_binds) ? 0 : global.stats_maxconn;
 	fl.pool_low_ratio = global.pool_low_ratio;

@@ -24,6 +24,8 @@
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/proxy/check.h>
+#include <sluice/proxy/check_http.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -68,6 +70,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->addr_str);
 	free(srv->cookie);
 	ssl_srv_conf_free(srv->ssl);
+	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
 	lock_destroy(&srv->queue.lock);
 	free(srv);
@@ -161,7 +164,9 @@ void cfg_free_proxy(struct proxy *px)
 	free_http_settings(px);
 	lb_hash_forget(px);      /* a proxy allocated at the same address later
 	                          * must not find its hash settings */
+	hchk_free(px);
 	lock_destroy(&px->lb_lock);
+	lock_destroy(&px->state_lock);
 	lock_destroy(&px->queue.lock);
 	free(px->name);
 	free(px->conf_file);

@@ -18,7 +18,7 @@ static struct fd_reclaimer reclaimer;
 
 int fd_limits_fixed(const struct fd_limits *l)
 {
-	return FD_RESERVED + l->listen_fds + l->log_fds + l->stats_maxconn +
+	return FD_RESERVED + l->listen_fds + l->log_fds + l->check_fds + l->stats_maxconn +
 	       FD_PER_THREAD * l->nbthread;
 }
 

@@ -51,6 +51,7 @@ static const char *const lock_kind_names[LK_KINDS] = {
 	[LK_PATTERN]     = "pattern",
 	[LK_VARS]        = "vars",
 	[LK_SSL_SESS]    = "ssl_sess",
+	[LK_SRV_STATE]   = "srv_state",
 	[LK_OTHER]       = "other",
 };
 

@@ -448,9 +448,14 @@ static enum h1_result h1_status_line(struct h1_parse *ps, const char **pp)
 	if (*p != ' ')
 		return h1_fail(ps, 502, "invalid HTTP version", p);
 	v = h1_version(tok, (size_t)(p - tok));
-	if (v < 0)
+	if (v == -505 && (ps->opts & H1_O_ANY_VERSION) && tok[5] >= '1') {
+		msg->version = IST("HTTP/1.1");   /* as for requests, below */
+		v = 11;
+	} else if (v < 0) {
 		return h1_fail(ps, 502, "invalid HTTP version", tok);
-	msg->version = h1_ist(tok, 8);
+	} else {
+		msg->version = h1_ist(tok, 8);
+	}
 	if (v == 11)
 		msg->flags |= HTTP_F_VER_11;
 

@@ -172,7 +172,9 @@ static void ck_examine(struct ck_req *r, struct ist v)
 
 		if (!s->cookie || strlen(s->cookie) != id.len || memcmp(s->cookie, id.ptr, id.len))
 			continue;
-		if (atomic_load(&s->admin) != SRV_ADMIN_MAINT) {
+		/* a DOWN or maintenance server keeps no client (HAProxy: its
+		 * cur_state is STOPPED); a drained one does */
+		if (!srv_is_stopped(s)) {
 			r->state = 'V';
 			r->srv = s;
 			found = 1;

@@ -33,6 +33,7 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_state.h>
 #include <sluice/proxy/stream.h>
 
 static int promex_produce(struct stream *s, struct svc_reply *out);
@@ -189,6 +190,10 @@ enum pm_fmt {
 	PMF_STATE,   /* the status column, one line per possible state */
 	PMF_HRSP,    /* hrsp_1xx..hrsp_other, one line per class (code label) */
 	PMF_AGG,     /* backend: its servers counted per state */
+	PMF_CHK,     /* server: its check status, one line per possible status */
+	PMF_CHK_CODE, /* server: the HTTP code of its check (0 below layer 7) */
+	PMF_CHK_DUR, /* server: the duration of its last check, in seconds */
+	PMF_AGG_CHK, /* backend: its servers counted per check status */
 };
 
 #define PMF_HTTP 0x10   /* left out for proxies not in HTTP mode */
@@ -275,6 +280,12 @@ static const struct pm_stat_both {
 	{ { "loadbalanced_total", ST_LBTOT, C, PMF_NUM, "Times picked by load balancing." }, 1, 1 },
 	{ { "max_session_rate", ST_RATE_MAX, G, PMF_NUM, "Highest session rate per second seen." },
 	  1, 1 },
+	{ { "check_status", ST_CHECK_STATUS, G, PMF_CHK, "Status of the last health check, one "
+	    "line per status." }, 0, 1 },
+	{ { "check_code", ST_CHECK_CODE, G, PMF_CHK_CODE, "HTTP status of the last health "
+	    "check (0 below layer 7)." }, 0, 1 },
+	{ { "check_duration_seconds", ST_CHECK_DURATION, G, PMF_CHK_DUR, "Duration of the last "
+	    "health check." }, 0, 1 },
 	{ { "http_responses_total", ST_HRSP_1XX, C, PMF_HRSP | PMF_HTTP, "HTTP responses by "
 	    "status class." }, 1, 1 },
 	{ { "http_requests_total", ST_REQ_TOT, C, PMF_NUM | PMF_HTTP, "HTTP requests since "
@@ -324,7 +335,31 @@ static const struct pm_stat_both {
 	    "usable servers)." }, 1, 1 },
 	{ { "agg_server_status", ST_STATUS, G, PMF_AGG, "Servers of the backend per state." },
 	  1, 0 },
+	/* HAProxy 2.6 keeps the older name of the same figures */
+	{ { "agg_server_check_status", ST_STATUS, G, PMF_AGG, "Servers of the backend per "
+	    "state (deprecated name of agg_server_status)." }, 1, 0 },
+	{ { "agg_check_status", ST_CHECK_STATUS, G, PMF_AGG_CHK, "Checked servers of the "
+	    "backend per status of their last health check." }, 1, 0 },
 };
+
+/* The check statuses HAProxy's exporter labels, in its order (its external
+ * check statuses included, which sluice never has). */
+static const char *const pm_chk_states[] = {
+	"HANA", "SOCKERR", "L4OK", "L4TOUT", "L4CON", "L6OK", "L6TOUT", "L6RSP", "L7TOUT",
+	"L7RSP", "L7OK", "L7OKC", "L7STS", "PROCERR", "PROCTOUT", "PROCOK",
+};
+#define PM_NCHK (int)(sizeof(pm_chk_states) / sizeof(pm_chk_states[0]))
+
+/* The check status of a server's row ("" when it has none shown: not
+ * checked, or in maintenance), without the "* " of a check in progress. */
+static const char *row_chk_status(const struct stat_row *r)
+{
+	const char *f = r->f[ST_CHECK_STATUS];
+
+	if (!f)
+		return "";
+	return strncmp(f, "* ", 2) ? f : f + 2;
+}
 
 #undef G
 #undef C
@@ -338,11 +373,12 @@ static int state_index(const char *status)
 {
 	if (!status)
 		return 0;
+	/* "DRAIN 2/3", "NOLB 2/3": checked servers in transition */
 	if (!strcmp(status, "MAINT"))
 		return 2;
-	if (!strcmp(status, "DRAIN"))
+	if (!strncmp(status, "DRAIN", 5))
 		return 3;
-	if (!strcmp(status, "NOLB"))
+	if (!strncmp(status, "NOLB", 4))
 		return 4;
 	if (!strncmp(status, "DOWN", 4) || !strcmp(status, "STOP"))
 		return 0;
@@ -448,6 +484,49 @@ static int count_servers(const struct pm_objs *a, const struct proxy *be, int k)
 	return n;
 }
 
+/* Checked servers of backend <be> whose last check says <st>. */
+static int count_checks(const struct pm_objs *a, const struct proxy *be, const char *st)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->nsrv; i++)
+		n += a->srv[i].px == be && !strcmp(row_chk_status(&a->srv[i].row), st);
+	return n;
+}
+
+/* The check metrics of a server: none while its checks do not run (as
+ * HAProxy: not checked, or paused in maintenance), except the duration,
+ * shown once a check ended. */
+static void put_check_metric(struct cli_out *o, const char *name, int fmt,
+                             const struct pm_obj *ob)
+{
+	const char *st = row_chk_status(&ob->row), *code = ob->row.f[ST_CHECK_CODE];
+
+	if (fmt == PMF_CHK_DUR) {
+		struct check_state cs;
+
+		if (!ob->sv->check)
+			return;
+		srv_check_snapshot(ob->sv, &cs);
+		if (cs.status < CHK_ST_CHECKED || cs.duration_ms < 0)
+			return;
+		put_labels(o, name, ob->px->name, ob->sv->name);
+		cli_printf(o, "} %.6f\n", cs.duration_ms / 1000.0);
+		return;
+	}
+	if (!*st)
+		return;
+	if (fmt == PMF_CHK_CODE) {
+		put_labels(o, name, ob->px->name, ob->sv->name);
+		cli_printf(o, "} %s\n", code && *code ? code : "0");
+		return;
+	}
+	for (int k = 0; k < PM_NCHK; k++) {
+		put_labels(o, name, ob->px->name, ob->sv->name);
+		cli_printf(o, ",state=\"%s\"} %d\n", pm_chk_states[k], !strcmp(st, pm_chk_states[k]));
+	}
+}
+
 /* The lines of metric <m> for object <ob> (<nstates>: labels of status). */
 static void put_obj_metric(struct cli_out *o, const struct pm_objs *a, const char *name,
                            const struct pm_stat *m, const struct pm_obj *ob, int nstates)
@@ -471,6 +550,18 @@ static void put_obj_metric(struct cli_out *o, const struct pm_objs *a, const cha
 			           state_index(ob->row.f[m->col]) == k);
 		}
 		break;
+	case PMF_CHK:
+	case PMF_CHK_CODE:
+	case PMF_CHK_DUR:
+		put_check_metric(o, name, fmt, ob);
+		break;
+	case PMF_AGG_CHK:
+		for (int k = 0; k < PM_NCHK; k++) {
+			put_labels(o, name, ob->px->name, NULL);
+			cli_printf(o, ",state=\"%s\"} %d\n", pm_chk_states[k],
+			           count_checks(a, ob->px, pm_chk_states[k]));
+		}
+		break;
 	case PMF_HRSP:
 		for (int k = 0; k < 6; k++) {
 			put_labels(o, name, ob->px->name, sv);
@@ -490,17 +581,19 @@ static void put_stat_metric(struct cli_out *o, const struct pm_objs *a, const ch
                             const struct pm_stat *m, const struct pm_obj *objs, int n,
                             int nstates)
 {
+	struct cli_out lines = { 0 };
 	char name[128];
-	int any = 0;
 
-	for (int i = 0; i < n && !any; i++)
-		any = !(m->fmt & PMF_HTTP) || objs[i].px->mode == PX_MODE_HTTP;
-	if (!any)
-		return;
 	snprintf(name, sizeof(name), "haproxy_%s_%s", kind, m->name);
-	put_header(o, name, m->help, m->type);
 	for (int i = 0; i < n; i++)
-		put_obj_metric(o, a, name, m, &objs[i], nstates);
+		put_obj_metric(&lines, a, name, m, &objs[i], nstates);
+	if (lines.failed)
+		o->failed = 1;
+	if (lines.len) {
+		put_header(o, name, m->help, m->type);
+		cli_printf(o, "%.*s", (int)lines.len, lines.buf);
+	}
+	free(lines.buf);
 }
 
 static void put_stats(struct cli_out *o, const struct pm_objs *a, const struct promex_query *q)

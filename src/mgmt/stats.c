@@ -28,6 +28,7 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
+#include <sluice/proxy/srv_state.h>
 #include <sluice/proxy/stream.h>
 
 extern char **environ;
@@ -369,13 +370,38 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_mux(r, &px->fe_mux);
 }
 
-static const char *srv_status(const struct server *s)
+/* The status, check and history columns of a server, as HAProxy 2.6
+ * fills them: the check's columns only for a checked server, and its
+ * result only while it is not in maintenance (its checks pause there). */
+static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 {
-	switch (atomic_load(&((struct server *)s)->admin)) {
-	case SRV_ADMIN_MAINT: return "MAINT";
-	case SRV_ADMIN_DRAIN: return "DRAIN";
-	default:              return "no check";
-	}
+	struct check_state st;
+	int admin = atomic_load(&s->admin), checked = s->check != NULL;
+	char status[32];
+
+	srv_check_snapshot(s, &st);
+	chk_status_column(status, sizeof(status), admin, checked, atomic_load(&s->op_state),
+	                  &st.h);
+	row_set(r, ST_STATUS, "%s", status);
+	row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
+	if (!checked)
+		return;
+	row_u64(r, ST_CHKFAIL, atomic_load(&s->chk_fail));
+	row_u64(r, ST_CHKDOWN, atomic_load(&s->down_trans));
+	row_set(r, ST_DOWNTIME, "%lld", (long long)srv_downtime_sec(s, now));
+	if (admin == SRV_ADMIN_MAINT)
+		return;
+	row_set(r, ST_CHECK_STATUS, "%s%s", check_in_progress(s) ? "* " : "",
+	        chk_status_info(st.status));
+	if (st.status >= CHK_ST_L57DATA)
+		row_set(r, ST_CHECK_CODE, "%d", st.code);
+	if (st.status >= CHK_ST_CHECKED && st.duration_ms >= 0)
+		row_set(r, ST_CHECK_DURATION, "%d", st.duration_ms);
+	row_set(r, ST_LAST_CHK, "%s", st.desc);
+	row_set(r, ST_CHECK_DESC, "%s", chk_status_desc(st.status));
+	row_set(r, ST_CHECK_RISE, "%d", st.h.rise);
+	row_set(r, ST_CHECK_FALL, "%d", st.h.fall);
+	row_set(r, ST_CHECK_HEALTH, "%d", st.h.health);
 }
 
 /* As HAProxy does, server addresses are shown from level operator up only. */
@@ -395,13 +421,12 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 	row_u64(r, ST_ERESP, atomic_load(&s->cnt.failed_resp));
 	row_u64(r, ST_WRETR, atomic_load(&s->cnt.retries));
 	row_u64(r, ST_WREDIS, atomic_load(&s->cnt.redispatches));
-	row_set(r, ST_STATUS, "%s", srv_status(s));
+	row_srv_state(r, s, clock_mono_ms());
 	/* HAProxy reports the server's own weight here, also when its admin
 	 * state keeps it out of load balancing (DRAIN, MAINT) */
 	row_set(r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
 	row_set(r, ST_ACT, "%d", s->backup ? 0 : 1);
 	row_set(r, ST_BCK, "%d", s->backup ? 1 : 0);
-	row_set(r, ST_LASTCHG, "%llu", (unsigned long long)stats_uptime_sec());
 	if (s->maxqueue)
 		row_set(r, ST_QLIMIT, "%d", s->maxqueue);
 	row_u64(r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
@@ -468,9 +493,9 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_WEIGHT, "%d", act ? wact : wbck);
 	row_set(r, ST_ACT, "%d", act);
 	row_set(r, ST_BCK, "%d", bck);
-	row_set(r, ST_CHKDOWN, "0");
-	row_set(r, ST_LASTCHG, "%llu", (unsigned long long)stats_uptime_sec());
-	row_set(r, ST_DOWNTIME, "0");
+	row_u64(r, ST_CHKDOWN, atomic_load(&be->be_down_trans));
+	row_set(r, ST_LASTCHG, "%lld", (long long)be_lastchg_sec(be, clock_mono_ms()));
+	row_set(r, ST_DOWNTIME, "%lld", (long long)be_downtime_sec(be, clock_mono_ms()));
 	row_u64(r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
 	row_set(r, ST_RATE, "0");
 	row_set(r, ST_RATE_MAX, "0");
@@ -489,6 +514,11 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 		row_percentiles(r, &q, &c, &t, queued);
 	}
 	row_set(r, ST_ALGO, "%s", lb_algo_name(be->lb_algo));
+	/* HAProxy 2.6's CSV shows these as 0 (its exporter expands them,
+	 * per state: promex.c) */
+	row_set(r, ST_AGG_SERVER_STATUS, "0");
+	row_set(r, ST_AGG_SERVER_CHECK_STATUS, "0");
+	row_set(r, ST_AGG_CHECK_STATUS, "0");
 	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
 	row_http(r, be, &be->be_cnt, 1);
 	row_mux(r, &be->be_mux);
@@ -522,6 +552,34 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 
 /* ---- show servers state ---- */
 
+/* One server, HAProxy's way: op state 0 stopped (DOWN or MAINT), 2
+ * running, 3 stopping (NOLB); admin bits 0x01 forced maintenance, 0x08
+ * drain; the check's status, result (unknown while a check runs), health
+ * (0 in maintenance) and state bits; `addr` is also the agent's. */
+static void servers_state_line(struct cli_out *out, struct proxy *px, struct server *s)
+{
+	int admin = atomic_load(&s->admin);
+	struct check_state st;
+	char host[64], caddr[64] = "-";
+
+	srv_check_snapshot(s, &st);
+	if (admin == SRV_ADMIN_MAINT && s->check)
+		st.h.health = 0;
+	if (s->chk.has_addr)
+		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
+	/* the agent port follows `port` in HAProxy */
+	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d 0 0 0 - %d - 0 %d %s %s %d\n",
+	           px->uuid, px->name, s->puid, s->name,
+	           addr_host_str(&s->addr.ss, host, sizeof(host)),
+	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
+	           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
+	           atomic_load(&s->uweight), s->iweight,
+	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
+	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
+	           st.h.health, check_state_bits(s), addr_port(&s->addr.ss), s->chk.port, caddr,
+	           caddr, s->chk.port);
+}
+
 static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct list *pos, *tmp;
@@ -541,21 +599,8 @@ static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, i
 
 		if (!(px->cap & PX_CAP_BE) || (only && strcmp(px->name, only) != 0))
 			continue;
-		for (int i = 0; i < px->nsrv; i++) {
-			struct server *s = px->srv[i];
-			int admin = atomic_load(&s->admin);
-			char host[64];
-
-			/* admin state bits as HAProxy encodes them: 0x01 forced
-			 * maintenance, 0x08 drain */
-			cli_printf(out, "%d %s %d %s %s %d %d %d %d %llu 1 0 2 0 0 0 0 - %d - 0 0 - - 0\n",
-			           px->uuid, px->name, s->puid, s->name,
-			           addr_host_str(&s->addr.ss, host, sizeof(host)),
-			           admin == SRV_ADMIN_MAINT ? 0 : 2,
-			           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
-			           atomic_load(&s->uweight), s->iweight,
-			           (unsigned long long)stats_uptime_sec(), addr_port(&s->addr.ss));
-		}
+		for (int i = 0; i < px->nsrv; i++)
+			servers_state_line(out, px, px->srv[i]);
 	}
 	return 0;
 }
@@ -659,19 +704,6 @@ static struct server *find_server_arg(const char *arg, struct cli_out *out)
 	if (!s)
 		cli_printf(out, "No such server.\n");
 	return s;
-}
-
-/* A server set to ready takes waiters at once; one set to maint gives its
- * own waiters to the backend queue if `option redispatch` allows it
- * (HAProxy's behaviour), otherwise they stay in its queue until it serves
- * them or `timeout queue` ends their wait. */
-static void srv_set_admin(struct server *s, int admin)
-{
-	atomic_store(&s->admin, admin);
-	if (admin == SRV_ADMIN_READY)
-		queue_kick(s);
-	else if (admin == SRV_ADMIN_MAINT)
-		queue_redistribute(s);
 }
 
 static int cli_set_server(char **args, int nargs, struct cli_out *out, int level)

@@ -104,6 +104,15 @@ void conn_count_stop(struct conn *c)
 	c->cnt = NULL;
 }
 
+void conn_close_rst(struct conn *c)
+{
+	struct linger nolinger = { .l_onoff = 1, .l_linger = 0 };
+
+	if (c->ph.fd >= 0 && !c->ssl)
+		setsockopt(c->ph.fd, SOL_SOCKET, SO_LINGER, &nolinger, sizeof(nolinger));
+	conn_close(c);
+}
+
 void conn_fd_close(int fd)
 {
 	poller_fd_forget(fd);

@@ -15,6 +15,7 @@
 #include <sluice/core/log.h>
 #include <sluice/expr/acl.h>
 #include <sluice/http/errors.h>
+#include <sluice/proxy/check_http.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
@@ -41,7 +42,6 @@ static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_disabled(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_ignored(struct cfg_ctx *, char **, int, char *, size_t);
-static int kw_ignored_check(struct cfg_ctx *, char **, int, char *, size_t);
 
 static const struct cfg_kw proxy_kws[] = {
 	{ "mode",            NULL,        CFG_SEC_PROXY,   kw_mode },
@@ -58,13 +58,14 @@ static const struct cfg_kw proxy_kws[] = {
 	{ "timeout",         "connect",   CFG_SEC_BE,      kw_timeout },
 	{ "timeout",         "queue",     CFG_SEC_BE,      kw_timeout },
 	{ "timeout",         "tunnel",    CFG_SEC_BE,      kw_timeout },
-	{ "timeout",         "check",     CFG_SEC_BE,      kw_ignored_check },
+	{ "timeout",         "check",     CFG_SEC_BE,      kw_timeout },
 	{ "retries",         NULL,        CFG_SEC_BE,      kw_retries },
 	{ "retry-on",        NULL,        CFG_SEC_BE,      kw_retry_on },
 	{ "option",          "redispatch", CFG_SEC_BE,     kw_option, 1 },
 	{ "option",          "tcplog",    CFG_SEC_FE,      kw_option },
 	{ "option",          "dontlognull", CFG_SEC_FE,    kw_option, 1 },
 	{ "option",          "allbackups", CFG_SEC_BE,     kw_option, 1 },
+	{ "option",          "log-health-checks", CFG_SEC_BE, kw_option, 1 },
 	{ "log",             NULL,        CFG_SEC_PROXY | CFG_SEC_GLOBAL, kw_log, 1 },
 	{ "log-format",      NULL,        CFG_SEC_FE,      kw_log_format },
 	{ "disabled",        NULL,        CFG_SEC_PROXY,   kw_disabled },
@@ -102,6 +103,7 @@ static void proxy_set_defaults(struct proxy *px)
 	px->pool_purge_delay = 5000;
 	px->defsrv = server_new_default();
 	lock_init(&px->lb_lock, LK_LB, NULL);
+	lock_init(&px->state_lock, LK_SRV_STATE, NULL);
 	queue_init(&px->queue);
 }
 
@@ -141,6 +143,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->timeout_tunnel = def->timeout_tunnel;
 	px->timeout_client_fin = def->timeout_client_fin;
 	px->timeout_server_fin = def->timeout_server_fin;
+	px->timeout_check = def->timeout_check;
 	px->retries = def->retries;
 	px->retry_on = def->retry_on;
 	px->options = def->options;
@@ -165,6 +168,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 			list_append(&px->logs, &t->list);
 	}
 	server_copy_settings(px->defsrv, def->defsrv);
+	hchk_inherit(px, def);
 	/* HTTP (http_cfg.c): scalars, then deep copies */
 	px->timeout_http_request = def->timeout_http_request;
 	px->timeout_http_keep_alive = def->timeout_http_keep_alive;
@@ -627,6 +631,7 @@ static int kw_timeout(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 		{ "tunnel",     offsetof(struct proxy, timeout_tunnel) },
 		{ "client-fin", offsetof(struct proxy, timeout_client_fin) },
 		{ "server-fin", offsetof(struct proxy, timeout_server_fin) },
+		{ "check",      offsetof(struct proxy, timeout_check) },
 	};
 	int ms;
 
@@ -709,6 +714,7 @@ static int kw_option(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	static const struct { const char *name; unsigned int flag; } tab[] = {
 		{ "redispatch", PX_O_REDISPATCH }, { "tcplog", PX_O_TCPLOG },
 		{ "dontlognull", PX_O_DONTLOGNULL }, { "allbackups", PX_O_ALLBACKUPS },
+		{ "log-health-checks", PX_O_LOG_HCHK },
 	};
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
@@ -824,16 +830,6 @@ static int kw_disabled(struct cfg_ctx *ctx, char **args, int nargs, char *err, s
 
 static int kw_ignored(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
-	return 0;
-}
-
-/* Health checks are not implemented: their settings are accepted, as on
- * server lines, with a warning rather than in silence. */
-static int kw_ignored_check(struct cfg_ctx *ctx, char **args, int nargs, char *err,
-                            size_t errlen)
-{
-	cfg_warning(ctx->file, ctx->line, "'%s %s': health checks are not implemented yet; "
-	            "ignored.", args[0], args[1]);
 	return 0;
 }
 

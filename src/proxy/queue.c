@@ -413,6 +413,8 @@ static void queue_unlink(struct queue *q, struct pendconn *p)
 	list_del_init(&p->link);
 	atomic_fetch_sub(&q->len, 1);
 	q->idx++;
+	if (p->keep_pos)
+		return;
 	p->pos = (int)(q->idx - p->enq_idx);
 	p->pos_from = q;
 }
@@ -536,16 +538,19 @@ void srv_release_slot_offer(struct server *srv, struct conn_offer *o)
 	queue_handover(srv, o);
 }
 
-void queue_kick(struct server *srv)
+int queue_kick(struct server *srv)
 {
 	int maxc = atomic_load(&srv->maxconn);
 	int rounds = maxc ? maxc / QUEUE_HANDOVER_BATCH + 1 : 64;
+	int handed = 0, n;
 
 	while (rounds-- > 0 &&
 	       (atomic_load(&srv->queue.len) || atomic_load(&srv->be->queue.len))) {
-		if (!queue_process(srv))
+		if (!(n = queue_process(srv)))
 			break;
+		handed += n;
 	}
+	return handed;
 }
 
 /* ---- waiters ---- */
@@ -561,6 +566,7 @@ int queue_add(struct pendconn *p, struct proxy *be, struct server *srv)
 	p->slot_ns = 0;
 	p->hfd = -1;
 	p->hssl = NULL;
+	p->keep_pos = 0;
 	p->enq_ns = sched_now_ns();
 	lock_take(&q->lock);
 	if (srv && srv->maxqueue && atomic_load(&q->len) >= srv->maxqueue) {
@@ -583,8 +589,10 @@ int queue_add(struct pendconn *p, struct proxy *be, struct server *srv)
 	/* a slot may have been freed before we became visible */
 	if (srv) {
 		queue_process(srv);
-		/* queued on a server that went into maintenance meanwhile */
-		if (atomic_load(&p->q) && atomic_load(&srv->admin) == SRV_ADMIN_MAINT)
+		/* queued on a server that stopped meanwhile (maintenance,
+		 * or DOWN): the state was stored before the stopping thread
+		 * looked at the queue, or it saw us */
+		if (atomic_load(&p->q) && srv_is_stopped(srv))
 			queue_redistribute(srv);
 	} else {
 		for (int i = 0; i < be->nsrv && atomic_load(&p->q); i++)
@@ -623,14 +631,14 @@ struct server *queue_remove(struct pendconn *p)
 	return srv;
 }
 
-void queue_redistribute(struct server *srv)
+int queue_redistribute(struct server *srv)
 {
 	struct proxy *be = srv->be;
+	int total = 0;
 
 	if (!(be->options & PX_O_REDISPATCH))
-		return;
-	while (atomic_load(&srv->queue.len) &&
-	       atomic_load(&srv->admin) == SRV_ADMIN_MAINT) {
+		return 0;
+	while (atomic_load(&srv->queue.len) && srv_is_stopped(srv)) {
 		int moved = 0;
 
 		lock_take(&srv->queue.lock);
@@ -641,6 +649,7 @@ void queue_redistribute(struct server *srv)
 			/* keeps its key: it does not lose its rank for having
 			 * been assigned (into the tree, which takes any key) */
 			queue_unlink(&srv->queue, p);
+			p->keep_pos = 1;
 			queue_link(&be->queue, p, 0);
 			atomic_store_explicit(&p->q, &be->queue, memory_order_release);
 			moved++;
@@ -649,11 +658,13 @@ void queue_redistribute(struct server *srv)
 		lock_release(&srv->queue.lock);
 		if (!moved)
 			break;
+		total += moved;
 	}
 	/* the moved waiters are visible: let every server take them */
 	for (int i = 0; i < be->nsrv; i++)
 		if (be->srv[i] != srv)
 			queue_kick(be->srv[i]);
+	return total;
 }
 
 /* ---- inspection ---- */

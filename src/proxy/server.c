@@ -33,6 +33,10 @@ struct server *server_new_default(void)
 	s->pool_max_conn = -1;
 	s->pool_purge_delay = 5000;
 	s->max_reuse = -1;
+	s->chk.inter = CHK_DEF_INTER;
+	s->chk.rise = CHK_DEF_RISE;
+	s->chk.fall = CHK_DEF_FALL;
+	atomic_init(&s->op_state, SRV_OP_UP);
 	return s;
 }
 
@@ -50,6 +54,7 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->pool_purge_delay = src->pool_purge_delay;
 	dst->proto = src->proto;
 	dst->max_reuse = src->max_reuse;
+	dst->chk = src->chk;
 	ssl_srv_conf_copy(dst, src);
 }
 
@@ -64,9 +69,11 @@ const char *srv_admin_name(int admin)
 
 int srv_is_usable(const struct server *srv)
 {
-	return atomic_load_explicit(&((struct server *)srv)->admin, memory_order_relaxed) ==
-	       SRV_ADMIN_READY &&
-	       atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed) > 0;
+	struct server *s = (struct server *)srv;
+
+	return atomic_load_explicit(&s->admin, memory_order_relaxed) == SRV_ADMIN_READY &&
+	       atomic_load_explicit(&s->op_state, memory_order_relaxed) == SRV_OP_UP &&
+	       atomic_load_explicit(&s->uweight, memory_order_relaxed) > 0;
 }
 
 int srv_lb_weight(const struct server *srv)
@@ -83,24 +90,28 @@ struct server *server_find(const struct proxy *be, const char *name)
 	return NULL;
 }
 
-/* Keywords of a server line that HAProxy has and sluice does not implement
- * yet. Health checks are accepted with a warning (the server is considered
- * up), since nearly every pasted configuration has them. */
-static int srv_kw_check_like(const char *o, int *takes_arg)
+/* Check-related keywords of a server line that HAProxy has and sluice does
+ * not implement yet: accepted with a warning, since pasted configurations
+ * are full of them. Returns 1 when <o> is one (*takes_arg: it has an
+ * argument, *disables: the server's checks cannot run without it, so they
+ * are turned off rather than run in a way that would mark a sane server
+ * DOWN, e.g. in clear against a TLS port). */
+static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 {
-	static const struct { const char *name; int arg; } tab[] = {
-		{ "check", 0 }, { "inter", 1 }, { "fastinter", 1 }, { "downinter", 1 },
-		{ "rise", 1 }, { "fall", 1 }, { "port", 1 }, { "addr", 1 },
-		{ "observe", 1 }, { "error-limit", 1 }, { "on-error", 1 },
-		{ "slowstart", 1 }, { "agent-check", 0 }, { "agent-port", 1 },
-		{ "agent-inter", 1 }, { "check-send-proxy", 0 }, { "no-check", 0 },
-		{ "check-ssl", 0 }, { "no-check-ssl", 0 }, { "check-sni", 1 }, { "check-alpn", 1 },
-		{ NULL, 0 }
+	static const struct { const char *name; int arg, disables; } tab[] = {
+		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
+		{ "on-marked-down", 1, 0 }, { "on-marked-up", 1, 0 },
+		{ "slowstart", 1, 0 }, { "agent-check", 0, 0 }, { "agent-port", 1, 0 },
+		{ "agent-inter", 1, 0 }, { "agent-addr", 1, 0 }, { "agent-send", 1, 0 },
+		{ "check-ssl", 0, 1 }, { "no-check-ssl", 0, 0 }, { "check-sni", 1, 0 },
+		{ "check-alpn", 1, 0 }, { "check-proto", 1, 0 }, { "check-via-socks4", 0, 0 },
+		{ NULL, 0, 0 }
 	};
 
 	for (int i = 0; tab[i].name; i++) {
 		if (strcmp(o, tab[i].name) == 0) {
 			*takes_arg = tab[i].arg;
+			*disables = tab[i].disables;
 			return 1;
 		}
 	}
@@ -110,11 +121,11 @@ static int srv_kw_check_like(const char *o, int *takes_arg)
 static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
                             int first, char *err, size_t errlen)
 {
-	int warned = 0;
+	int checks_off = 0;
 
 	for (int i = first; i < nargs; i++) {
 		const char *o = args[i];
-		int takes_arg;
+		int takes_arg, disables;
 		long v;
 
 		if (!strcmp(o, "backup")) { s->backup = 1; continue; }
@@ -226,7 +237,13 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		case -1:
 			return -1;
 		}
-		if (srv_kw_check_like(o, &takes_arg)) {
+		switch (check_srv_parse_opt(&s->chk, args, nargs, &i, err, errlen)) {
+		case 1:
+			continue;
+		case -1:
+			return -1;
+		}
+		if (srv_kw_check_later(o, &takes_arg, &disables)) {
 			if (takes_arg) {
 				if (i + 1 >= nargs) {
 					snprintf(err, errlen, "'%s' expects an argument.", o);
@@ -234,14 +251,22 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 				}
 				i++;
 			}
-			if (!warned++)
-				cfg_warning(ctx->file, ctx->line, "'%s': health checks are not "
-				            "implemented yet; the server is considered always up.", o);
+			if (disables) {
+				checks_off = 1;
+				cfg_warning(ctx->file, ctx->line, "'%s' is not implemented yet: the "
+				            "health checks of this server are disabled (it is considered "
+				            "always up).", o);
+			} else {
+				cfg_warning(ctx->file, ctx->line, "'%s' is not implemented yet; "
+				            "ignored.", o);
+			}
 			continue;
 		}
 		snprintf(err, errlen, "unknown or unsupported server parameter '%s'.", o);
 		return -1;
 	}
+	if (checks_off)
+		s->chk.off = 1;
 	if (s->minconn && atomic_load(&s->maxconn) && s->minconn > atomic_load(&s->maxconn)) {
 		snprintf(err, errlen, "minconn (%d) is larger than maxconn (%d).",
 		         s->minconn, atomic_load(&s->maxconn));

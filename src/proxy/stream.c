@@ -812,6 +812,14 @@ void do_queued(struct stream *s)
 	}
 	stream_record_queue_wait(s);
 	stream_record_queue_pos(s);
+	/* served by another server than the one it waited for (that one
+	 * stopped and gave its queue away): a redispatch, counted where
+	 * HAProxy counts it */
+	if (s->srv && srv != s->srv) {
+		CNT_INC(s->srv->cnt.redispatches);
+		CNT_INC(s->be->be_cnt.redispatches);
+		s->redispatched = 1;
+	}
 	s->Tw = (int)(th_ctx->now_ms - s->queue_ms);
 	s->queue_exp = 0;
 	got_server(s, srv);

@@ -527,6 +527,10 @@ static void test_field_errors(void)
 	CHECK(ist_is(msg.version, "HTTP/1.1") && (msg.flags & HTTP_F_VER_11));
 	CHECK(valid_head("GET / HTTP/2.0\r\nHost: a\r\n\r\n", "", 1, 0, H1_O_ANY_VERSION));
 	CHECK(invalid("GET / HTTP/0.9\r\nHost: a\r\n\r\n", 1, 0, H1_O_ANY_VERSION, 505));
+	/* the same for a response (health checks): HTTP/2.0 200 is a 200 */
+	CHECK(valid_head("HTTP/2.0 200 OK\r\n\r\n", "", 0, HTTP_METH_GET, H1_O_ANY_VERSION));
+	CHECK(ist_is(msg.version, "HTTP/1.1") && msg.status == 200);
+	CHECK(invalid("HTTP/0.9 200 OK\r\n\r\n", 0, HTTP_METH_GET, H1_O_ANY_VERSION, 502));
 	/* H1_O_HOST_OPTIONAL: a missing Host passes, a doubled one does not */
 	CHECK(valid_head("GET / HTTP/1.1\r\nX: b\r\n\r\n", "", 1, 0, H1_O_HOST_OPTIONAL));
 	CHECK(invalid("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 1, 0, H1_O_HOST_OPTIONAL, 400));

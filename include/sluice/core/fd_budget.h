@@ -45,6 +45,7 @@ struct fd_limits {
 	int nbthread;
 	int listen_fds;            /* listening sockets */
 	int log_fds;               /* log sockets */
+	int check_fds;             /* health checks: one each while it runs */
 	int stats_maxconn;         /* CLI connections at once */
 	int pool_low_ratio, pool_high_ratio;
 	/* out */
@@ -55,7 +56,7 @@ struct fd_limits {
 };
 
 /* The descriptors counted before any connection: reserve, listeners, logs,
- * CLI, threads. */
+ * checks, CLI, threads. */
 int  fd_limits_fixed(const struct fd_limits *l);
 /* The limit that a derived maxconn is computed from: the larger of the boot
  * soft and hard limits, capped by fd-hard-limit and FD_MAX_LIMIT. */

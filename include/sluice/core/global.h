@@ -44,6 +44,7 @@ struct global {
 	int runqueue_depth;     /* tune.runqueue-depth */
 	int maxaccept;          /* tune.maxaccept */
 	int stats_timeout_ms;   /* stats timeout */
+	int spread_checks;      /* spread-checks: +/- percent of noise on check intervals */
 	int wdt_disabled;       /* no watchdog */
 	int debug;              /* -d */
 	int quiet;              /* -q */

@@ -21,7 +21,8 @@
  * Host fields or an invalid one stay errors. */
 #define H1_O_HOST_OPTIONAL   0x04
 /* A request version HTTP/d.d above 1.1 is read as HTTP/1.1 instead of a
- * 505 (HAProxy 2.6 does so); below 1.0 stays an error. */
+ * 505 (HAProxy 2.6 does so); below 1.0 stays an error. The same for a
+ * response (health checks: HAProxy 2.6 reads "HTTP/2.0 200" as a 200). */
 #define H1_O_ANY_VERSION     0x08
 
 /* Result of h1_parse_head(). */

@@ -43,6 +43,10 @@ void conn_init(struct conn *c, struct task *t);
 /* Takes ownership of <fd> (non-blocking) and registers it. */
 int  conn_attach(struct conn *c, int fd);
 void conn_close(struct conn *c);
+/* Closes with a reset instead of a FIN (SO_LINGER 0), so that no TIME_WAIT
+ * is left on our side: for connections sluice closes first every few
+ * seconds, health checks (HAProxy closes its checks so). */
+void conn_close_rst(struct conn *c);
 /* Closes a connection's descriptor that no struct conn holds (an accepted
  * socket not attached yet, a handed-over one that could not be adopted):
  * it leaves the poller's table and the descriptor budget. */

@@ -16,6 +16,7 @@
 
 struct acl_list;
 struct http_errors;
+struct hchk_rules;
 
 struct server;
 struct listener;
@@ -43,6 +44,9 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_ORIGINALTO        0x4000  /* option originalto (see origto) */
 #define PX_O_LOGASAP           0x8000  /* option logasap */
 #define PX_O_HTTPSLOG          0x10000 /* option httpslog (with PX_O_HTTPLOG) */
+#define PX_O_LOG_HCHK          0x20000 /* option log-health-checks */
+#define PX_O_HTTPCHK           0x40000 /* option httpchk (rules: px->hchk) */
+#define PX_O_DISABLE404        0x80000 /* http-check disable-on-404 */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
@@ -167,6 +171,7 @@ struct proxy {
 	/* settings inherited from a defaults section */
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;
 	int timeout_tunnel, timeout_client_fin, timeout_server_fin;
+	int timeout_check;          /* 0: the whole check is bounded by inter */
 	int retries;
 	int redispatch_interval;    /* option redispatch <interval>, default -1 */
 	unsigned int options;       /* PX_O_* */
@@ -204,6 +209,19 @@ struct proxy {
 	struct time_avgs be_times;  /* qtime/ctime/ttime of its sessions (atomics) */
 	uint32_t lb_rr_static_next; /* static-rr position (lb_lock) */
 	struct server *lb_last;     /* leastconn tie rotation (lb_lock) */
+	/* server state changes (src/proxy/srv_state.c): state_lock serialises
+	 * them for the servers of this backend (checks on any thread, the
+	 * CLI), and protects the check results of its servers and be_up;
+	 * the atomics below are written under it and read racily */
+	struct sl_lock state_lock;
+	int be_up;                  /* had a usable server at the last change */
+	_Atomic int64_t be_last_change_ms; /* monotonic ms, 0: the start */
+	_Atomic int64_t be_down_ms; /* time without usable server before it */
+	_Atomic uint64_t be_down_trans; /* times it lost its last usable server */
+	/* option httpchk and http-check rules (check_http.c); may be those of
+	 * the defaults section until the proxy has a rule of its own */
+	struct hchk_rules *hchk;
+	int hchk_owned;
 
 	struct proxy *defaults;     /* the defaults it inherited */
 

@@ -72,6 +72,9 @@ struct pendconn {
 	uint64_t enq_idx;        /* q->idx when it entered its queue (lock) */
 	int pos;                 /* departures while it waited, own included (lock) */
 	struct queue *pos_from;  /* the queue <pos> is about (lock) */
+	int keep_pos;            /* moved from its server's queue to the backend's
+	                          * (the server stopped): <pos> stays its rank in
+	                          * the server's queue, as HAProxy logs it (lock) */
 	/* a server connection handed over with the slot (lock, then the
 	 * owner once dequeued): descriptor or -1, requests it carried, the
 	 * releaser's readiness flags. Parked in the owner thread's poller
@@ -128,14 +131,14 @@ int  queue_process(struct server *srv);
 
 /* After a state, weight or limit change of <srv>: hands it every slot that
  * waiters can use now, in bounded rounds (bounded by the server's limit,
- * never by the number of waiters). */
-void queue_kick(struct server *srv);
+ * never by the number of waiters). Returns the number of slots handed. */
+int  queue_kick(struct server *srv);
 
-/* <srv> went into maintenance: with `option redispatch`, the waiters of its
- * own queue move to the backend queue (any server may serve them), in
- * bounded batches; without it they stay. Then every server of the backend
- * is kicked. */
-void queue_redistribute(struct server *srv);
+/* <srv> stopped (maintenance, or DOWN by its checks): with `option
+ * redispatch`, the waiters of its own queue move to the backend queue (any
+ * server may serve them), in bounded batches; without it they stay. Then
+ * every server of the backend is kicked. Returns the number moved. */
+int  queue_redistribute(struct server *srv);
 
 /* Effective maxconn of a server (0 = unlimited). */
 int  srv_dynamic_maxconn(const struct server *srv);

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <sluice/net/addr.h>
+#include <sluice/proxy/check.h>
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
 
@@ -13,6 +14,16 @@ enum srv_admin {
 	SRV_ADMIN_READY = 0,
 	SRV_ADMIN_DRAIN,         /* no new sessions from the balancer */
 	SRV_ADMIN_MAINT,         /* out of service */
+};
+
+/* Operational state: what health checks say, apart from the admin state
+ * (a server without checks is always UP; UP is 0 so that a server built
+ * by hand, in tests, is). */
+enum srv_op {
+	SRV_OP_UP = 0,
+	SRV_OP_DOWN,
+	SRV_OP_NOLB,             /* stopping (http-check disable-on-404): no new
+	                          * session from the balancers, persistence still */
 };
 
 #define SRV_WEIGHT_MAX 256
@@ -29,7 +40,10 @@ struct server {
 	char *addr_str;
 	int iweight;             /* configured weight */
 	_Atomic int uweight;     /* runtime weight (set server weight) */
-	_Atomic int admin;       /* enum srv_admin */
+	_Atomic int admin;       /* enum srv_admin; written under be->state_lock */
+	_Atomic int op_state;    /* enum srv_op; written under be->state_lock.
+	                          * Both are read without lock on the request
+	                          * path (srv_is_usable()) */
 	_Atomic int maxconn;     /* 0 = unlimited; runtime: set maxconn server */
 	int minconn;
 	int maxqueue;            /* 0 = unlimited */
@@ -62,6 +76,19 @@ struct server {
 	int proto;               /* SRV_PROTO_*: `proto h1|h2`, or by ALPN */
 	int max_reuse;           /* `max-reuse`: requests after the first on one
 	                          * connection, -1 unlimited */
+	/* health checks (check.h) */
+	struct check_conf chk;   /* settings, read-only after parsing */
+	struct srv_check *check; /* the running check (check.c), NULL: none */
+	struct check_state chk_st; /* last result and health (be->state_lock) */
+	/* state history, written under be->state_lock, read racily for
+	 * display: monotonic ms of the last op/admin change (0: the start),
+	 * time spent stopped (DOWN or MAINT) before it (ms, counted in whole
+	 * seconds of the clock as HAProxy counts it), changes to stopped,
+	 * checks that failed while the server was not fully down */
+	_Atomic int64_t last_change_ms;
+	_Atomic int64_t down_ms;
+	_Atomic uint64_t down_trans;
+	_Atomic uint64_t chk_fail;
 };
 
 #define SRV_PROTO_AUTO  0    /* HTTP/1.1, or what ALPN chooses */
@@ -84,7 +111,17 @@ void server_copy_settings(struct server *dst, const struct server *src);
 
 /* Weight used by the balancer now: 0 if not usable for new sessions. */
 int  srv_lb_weight(const struct server *srv);
+/* Usable for new sessions by the balancers: admin state ready, UP, weight
+ * above 0. Lock-free (relaxed loads: a decision may use a state a moment
+ * old, never a torn one). */
 int  srv_is_usable(const struct server *srv);
+/* Stopped: in maintenance or DOWN (HAProxy's "cur_state STOPPED"): takes
+ * nothing new, not even by persistence; its queue is redispatched. */
+static inline int srv_is_stopped(const struct server *srv)
+{
+	return atomic_load(&((struct server *)srv)->admin) == SRV_ADMIN_MAINT ||
+	       atomic_load(&((struct server *)srv)->op_state) == SRV_OP_DOWN;
+}
 const char *srv_admin_name(int admin);
 
 #endif

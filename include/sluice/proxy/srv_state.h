@@ -1,0 +1,51 @@
+/* Server state changes (src/proxy/srv_state.c): check results and admin
+ * changes, what they do to the queues, and the log lines HAProxy prints. */
+#ifndef SLUICE_PROXY_SRV_STATE_H
+#define SLUICE_PROXY_SRV_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sluice/proxy/check.h>
+
+struct server;
+struct proxy;
+
+/* A check of <s> starts: its last code and info are cleared, as HAProxy's
+ * `show stat` shows them while a check runs ("* L7OK" with code 0). */
+void srv_check_started(struct server *s);
+
+/* A check of <s> ended with <status> (enum chk_status), the HTTP <code>
+ * (0 if none), the info text <desc> (may be NULL) and its duration. Runs
+ * on the check's thread: records the result, moves the health, changes
+ * the server's state when it crosses rise or fall, then moves or serves
+ * its queue and logs. Ignored while the server is in maintenance. */
+void srv_check_done(struct server *s, int status, int code, const char *desc,
+                    int duration_ms);
+
+/* The CLI changes the admin state of <s> (enum srv_admin): a server set to
+ * maint gives its waiters to the backend queue under `option redispatch`,
+ * one leaving it takes waiters at once and, if checked, starts again "UP,
+ * going down" and is checked at once. Logged as HAProxy does. */
+void srv_set_admin(struct server *s, int admin);
+
+/* A copy of s->chk_st taken under the lock, for display. */
+void srv_check_snapshot(struct server *s, struct check_state *out);
+
+/* After parsing: every server's history starts now, checked servers at
+ * health <rise>, each backend up if it has a usable server. */
+void srv_state_init(struct proxy *be);
+
+/* Seconds since the last change of <s> / of the backend, and seconds spent
+ * stopped (DOWN or MAINT) / without a usable server, as `show stat`'s
+ * lastchg and downtime count them (whole seconds of the process clock). */
+int64_t srv_lastchg_sec(const struct server *s, uint64_t now_ms);
+int64_t srv_downtime_sec(const struct server *s, uint64_t now_ms);
+int64_t be_lastchg_sec(const struct proxy *be, uint64_t now_ms);
+int64_t be_downtime_sec(const struct proxy *be, uint64_t now_ms);
+
+/* ", reason: Layer4 connection problem, info: \"Connection refused\",
+ * check duration: 0ms": how HAProxy appends a check result to a message.
+ * Appends to <buf> (NUL-terminated, <len> its capacity, truncated). */
+void srv_msg_check_info(char *buf, size_t len, const struct check_state *st);
+
+#endif

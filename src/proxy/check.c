@@ -1,0 +1,798 @@
+/* Health checks: the `check` family of server options, `spread-checks`,
+ * and the checks themselves, run as tasks on the thread schedulers.
+ *
+ * Threads and ownership
+ * ---------------------
+ * - Each checked server has one check (struct srv_check), allocated after
+ *   parsing, and numbered in configuration order. Check n lives on thread
+ *   n % nbthread: that thread's init hook creates its task, and from then
+ *   on only that thread touches the check's task, connection, buffers and
+ *   dates. Other threads only read `running` (show stat's "* ") and set
+ *   `wake_now` before waking the task (a server leaving maintenance).
+ * - A check's result goes to srv_check_done() (srv_state.c), which records
+ *   it under the backend's state_lock and changes the server's state;
+ *   balancers read that state without lock.
+ * - A check is a task like a stream's: a non-blocking connect through the
+ *   connection layer, registered in its thread's poller, woken by I/O or by
+ *   its timer. Each run does a bounded amount of work: a connect, one send
+ *   of a request smaller than a buffer, at most CHK_READS_PER_RUN reads of
+ *   a buffer-sized reply, then it yields. Between two checks a check holds
+ *   no descriptor and no buffer, so 1000 checked servers cost 1000 idle
+ *   tasks in the timer heaps.
+ * - First checks are spread: check n starts n/N of the smallest first
+ *   interval after the start (N checks), so the first round never comes at
+ *   once. Then each check starts an interval after the previous start
+ *   (missed dates skipped), with the `spread-checks` noise.
+ *
+ * Timeouts, as HAProxy 2.6's manual says: without `timeout check`, the
+ * whole check (connect and reply) is bounded by `inter`; with it, the
+ * connect by min(`timeout connect`, `inter`), then the rest by `timeout
+ * check`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/cfg/cfg.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/net/addr.h>
+#include <sluice/net/conn.h>
+#include <sluice/net/proxy_proto.h>
+#include <sluice/net/ssl_conf.h>
+#include <sluice/proxy/check.h>
+#include <sluice/proxy/check_http.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_state.h>
+
+#define CHK_READS_PER_RUN  4
+
+enum chk_phase {
+	CHK_IDLE = 0,        /* waiting for the next check */
+	CHK_CONNECTING,
+	CHK_SENDING,         /* PROXY header, request */
+	CHK_READING,         /* the reply */
+};
+
+struct srv_check {
+	struct server *srv;
+	int idx;                       /* among the checks, in configuration order */
+	int first_ms;                  /* delay of the first check after the start */
+	struct sockaddr_storage dst;   /* where it connects */
+	socklen_t dstlen;
+	int send_proxy;                /* 0, 1 or 2: PROXY header version */
+	const struct hchk_rules *http; /* NULL: a layer-4 check */
+	_Atomic(struct task *) task;   /* set by its thread's init hook */
+	_Atomic int running;           /* a check is in progress (display) */
+	_Atomic int wake_now;          /* run at once (another thread asks) */
+	/* owner thread only */
+	enum chk_phase phase;
+	uint64_t next_ms;              /* date of the next check */
+	uint64_t start_ms;
+	uint64_t conn_deadline;        /* the connect must be done by then */
+	uint64_t deadline;             /* the whole check must be */
+	struct conn c;
+	struct buffer tx, rx;
+	struct hchk_reply reply;
+};
+
+static int kw_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
+
+static const struct cfg_kw check_kws[] = {
+	{ "spread-checks", NULL, CFG_SEC_GLOBAL, kw_spread_checks },
+	{ NULL }
+};
+CFG_REGISTER(check_kws)
+
+/* ---- statuses and health (pure) ---- */
+
+static const struct {
+	const char *info, *desc;
+	int result;
+} chk_statuses[CHK_ST_COUNT] = {
+	[CHK_ST_UNKNOWN] = { "UNK", "Unknown", CHK_RES_UNKNOWN },
+	[CHK_ST_INI]     = { "INI", "Initializing", CHK_RES_UNKNOWN },
+	[CHK_ST_START]   = { "", "", CHK_RES_UNKNOWN },
+	[CHK_ST_CHECKED] = { "CHECKED", "No status change", CHK_RES_NEUTRAL },
+	[CHK_ST_HANA]    = { "HANA", "Health analyze", CHK_RES_FAILED },
+	[CHK_ST_SOCKERR] = { "SOCKERR", "Socket error", CHK_RES_FAILED },
+	[CHK_ST_L4OK]    = { "L4OK", "Layer4 check passed", CHK_RES_PASSED },
+	[CHK_ST_L4TOUT]  = { "L4TOUT", "Layer4 timeout", CHK_RES_FAILED },
+	[CHK_ST_L4CON]   = { "L4CON", "Layer4 connection problem", CHK_RES_FAILED },
+	[CHK_ST_L6OK]    = { "L6OK", "Layer6 check passed", CHK_RES_PASSED },
+	[CHK_ST_L6TOUT]  = { "L6TOUT", "Layer6 timeout", CHK_RES_FAILED },
+	[CHK_ST_L6RSP]   = { "L6RSP", "Layer6 invalid response", CHK_RES_FAILED },
+	[CHK_ST_L7TOUT]  = { "L7TOUT", "Layer7 timeout", CHK_RES_FAILED },
+	[CHK_ST_L7RSP]   = { "L7RSP", "Layer7 invalid response", CHK_RES_FAILED },
+	[CHK_ST_L57DATA] = { "", "", CHK_RES_UNKNOWN },
+	[CHK_ST_L7OK]    = { "L7OK", "Layer7 check passed", CHK_RES_PASSED },
+	[CHK_ST_L7OKC]   = { "L7OKC", "Layer7 check conditionally passed", CHK_RES_CONDPASS },
+	[CHK_ST_L7STS]   = { "L7STS", "Layer7 wrong status", CHK_RES_FAILED },
+};
+
+const char *chk_status_info(int status)
+{
+	if (status < 0 || status >= CHK_ST_COUNT || !*chk_statuses[status].info)
+		return chk_statuses[CHK_ST_UNKNOWN].info;
+	return chk_statuses[status].info;
+}
+
+const char *chk_status_desc(int status)
+{
+	if (status < 0 || status >= CHK_ST_COUNT || !*chk_statuses[status].desc)
+		return chk_statuses[CHK_ST_UNKNOWN].desc;
+	return chk_statuses[status].desc;
+}
+
+int chk_status_result(int status)
+{
+	return status < 0 || status >= CHK_ST_COUNT ? CHK_RES_UNKNOWN : chk_statuses[status].result;
+}
+
+int chk_health_apply(struct chk_health *h, int result)
+{
+	int full = h->rise + h->fall - 1;
+
+	switch (result) {
+	case CHK_RES_FAILED:
+		if (h->health <= 0)
+			return 0;
+		h->health--;
+		if (h->health < h->rise)
+			h->health = 0;
+		return 1;
+	case CHK_RES_PASSED:
+	case CHK_RES_CONDPASS:
+		if (h->health >= full)
+			return 0;
+		h->health++;
+		if (h->health >= h->rise)
+			h->health = full;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void chk_status_column(char *buf, size_t len, int admin, int checked, int op,
+                       const struct chk_health *h)
+{
+	if (admin == SRV_ADMIN_MAINT) {
+		snprintf(buf, len, "MAINT");
+	} else if (op == SRV_OP_NOLB) {
+		/* soft-stopped by a 404: drain does not show over it */
+		if (chk_health_full(h))
+			snprintf(buf, len, "NOLB");
+		else
+			snprintf(buf, len, "NOLB %d/%d", h->health - h->rise + 1, h->fall);
+	} else if (op == SRV_OP_DOWN) {
+		/* a stopped server in transition counts its successes */
+		if (checked && h->health > 0)
+			snprintf(buf, len, "DOWN %d/%d", h->health, h->rise);
+		else
+			snprintf(buf, len, "DOWN");
+	} else if (checked && !chk_health_full(h)) {
+		snprintf(buf, len, "%s %d/%d", admin == SRV_ADMIN_DRAIN ? "DRAIN" : "UP",
+		         h->health - h->rise + 1, h->fall);
+	} else {
+		snprintf(buf, len, "%s", admin == SRV_ADMIN_DRAIN ? "DRAIN" : checked ? "UP" :
+		         "no check");
+	}
+}
+
+/* ---- configuration ---- */
+
+static int parse_time_opt(const char *o, const char *v, int *out, char *err, size_t errlen)
+{
+	int ms;
+
+	if (cfg_parse_time_ms(v, &ms, err, errlen) < 0)
+		return -1;
+	if (ms <= 0) {
+		snprintf(err, errlen, "'%s' has to be > 0.", o);
+		return -1;
+	}
+	*out = ms;
+	return 0;
+}
+
+int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
+                        char *err, size_t errlen)
+{
+	const char *o = args[*i], *v;
+	long n;
+
+	if (!strcmp(o, "check") || !strcmp(o, "no-check")) {
+		c->enabled = o[0] == 'c';
+		return 1;
+	}
+	if (!strcmp(o, "check-send-proxy")) {
+		c->send_proxy = 1;
+		return 1;
+	}
+	if (strcmp(o, "inter") && strcmp(o, "fastinter") && strcmp(o, "downinter") &&
+	    strcmp(o, "rise") && strcmp(o, "fall") && strcmp(o, "port") && strcmp(o, "addr"))
+		return 0;
+	if (*i + 1 >= nargs) {
+		/* HAProxy's words */
+		if (!strcmp(o, "addr"))
+			snprintf(err, errlen, "'addr' expects <ipv4|ipv6> as argument.");
+		else if (strstr(o, "inter"))
+			snprintf(err, errlen, "'%s' expects a delay as argument.", o);
+		else
+			snprintf(err, errlen, "'%s' expects an integer argument.", o);
+		return -1;
+	}
+	v = args[++*i];
+	if (!strcmp(o, "inter"))
+		return parse_time_opt(o, v, &c->inter, err, errlen) < 0 ? -1 : 1;
+	if (!strcmp(o, "fastinter"))
+		return parse_time_opt(o, v, &c->fastinter, err, errlen) < 0 ? -1 : 1;
+	if (!strcmp(o, "downinter"))
+		return parse_time_opt(o, v, &c->downinter, err, errlen) < 0 ? -1 : 1;
+	if (!strcmp(o, "addr")) {
+		struct sl_addr a;
+
+		if (addr_parse(v, &a, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD | ADDR_O_NO_UNIX, err,
+		               errlen) < 0)
+			return -1;
+		c->has_addr = 1;
+		c->addr = a.ss;
+		c->addrlen = a.len;
+		return 1;
+	}
+	if (cfg_parse_uint(v, !strcmp(o, "port") ? 65535 : 1000000, &n, err, errlen) < 0 ||
+	    n <= 0) {
+		if (strcmp(o, "port") != 0 || n <= 0)
+			snprintf(err, errlen, "'%s' has to be > 0.", o);
+		return -1;
+	}
+	if (!strcmp(o, "rise"))
+		c->rise = (int)n;
+	else if (!strcmp(o, "fall"))
+		c->fall = (int)n;
+	else
+		c->port = (int)n;
+	return 1;
+}
+
+/* spread-checks <0..50> */
+static int kw_spread_checks(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                            size_t errlen)
+{
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects an integer argument (0..50).", args[0]);
+		return -1;
+	}
+	if (cfg_parse_uint(args[1], 50, &v, err, errlen) < 0)
+		return -1;
+	global.spread_checks = (int)v;
+	return 0;
+}
+
+int check_next_interval(const struct server *s, const struct check_state *st)
+{
+	const struct check_conf *c = &s->chk;
+
+	if (chk_health_full(&st->h))
+		return c->inter;
+	if (st->h.health == 0 && atomic_load(&((struct server *)s)->op_state) == SRV_OP_DOWN)
+		return c->downinter ? c->downinter : c->inter;
+	return c->fastinter ? c->fastinter : c->inter;
+}
+
+/* ---- display helpers ---- */
+
+int check_in_progress(const struct server *s)
+{
+	return s->check && atomic_load(&s->check->running);
+}
+
+int check_state_bits(const struct server *s)
+{
+	/* HAProxy's CHK_ST_CONFIGURED | CHK_ST_ENABLED, CHK_ST_PAUSED in
+	 * maintenance, CHK_ST_INPROGRESS while a check runs */
+	if (!s->check)
+		return 0;
+	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
+	       (atomic_load(&s->check->running) ? 0x01 : 0);
+}
+
+void check_wake_now(struct server *s)
+{
+	struct task *t;
+
+	if (!s->check)
+		return;
+	atomic_store(&s->check->wake_now, 1);
+	t = atomic_load(&s->check->task);
+	if (t)
+		task_wakeup(t, TASK_WOKEN_MSG);
+}
+
+/* ---- one check ---- */
+
+static uint64_t check_rand(void)
+{
+	static __thread uint64_t x;
+
+	if (!x)
+		x = 0x2545f4914f6cdd1dull ^ (uint64_t)(uintptr_t)&x ^ clock_mono_ns();
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
+/* The date of the next check after one that started at <start>: an
+ * interval later, skipping the dates already past, with spread-checks'
+ * noise (HAProxy's: up to +/- spread-checks percent of the interval). */
+static uint64_t next_date(struct srv_check *c, uint64_t start, uint64_t now)
+{
+	struct check_state st;
+	int inter;
+	uint64_t next;
+
+	srv_check_snapshot(c->srv, &st);
+	inter = check_next_interval(c->srv, &st);
+	next = start + (uint64_t)inter;
+	while (next <= now)
+		next += (uint64_t)inter;
+	if (global.spread_checks > 0) {
+		int rv = inter * global.spread_checks / 100;
+
+		if (rv > 0) {
+			int64_t noise = (int64_t)(check_rand() % (uint64_t)(2 * rv + 1)) - rv;
+
+			next = (int64_t)next + noise > (int64_t)now ? (uint64_t)((int64_t)next + noise) :
+			       now + 1;
+		}
+	}
+	return next;
+}
+
+static void check_release(struct srv_check *c)
+{
+	conn_close_rst(&c->c);
+	if (c->tx.area)
+		buf_release(&c->tx);
+	if (c->rx.area)
+		buf_release(&c->rx);
+}
+
+static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
+{
+	uint64_t now = th_ctx->now_ms;
+	struct task *t = atomic_load(&c->task);
+
+	check_release(c);
+	c->phase = CHK_IDLE;
+	atomic_store(&c->running, 0);
+	srv_check_done(c->srv, status, code, desc, (int)(now - c->start_ms));
+	c->next_ms = next_date(c, c->start_ms, now);
+	task_set_expire(t, c->next_ms);
+}
+
+static void check_conclude_errno(struct srv_check *c, int status, int err)
+{
+	check_conclude(c, status, 0, err ? strerror(err) : NULL);
+}
+
+/* The bytes a check sends once connected: the PROXY header (its own
+ * addresses in v1, LOCAL in v2, as HAProxy sends them), then the HTTP
+ * request. Returns 0 or -1. */
+static int check_prepare_tx(struct srv_check *c)
+{
+	const struct hchk_rules *r = c->http;
+	size_t len = 0;
+
+	if (!c->send_proxy && !(r && r->req))
+		return 0;
+	if (buf_alloc(&c->tx) < 0)
+		return -1;
+	if (c->send_proxy == 1)
+		len = pp_build_v1(c->tx.area, c->tx.size, conn_src(&c->c), &c->dst);
+	else if (c->send_proxy == 2)
+		len = pp_build_v2((uint8_t *)c->tx.area, c->tx.size, NULL, NULL);
+	c->tx.data = len;
+	if (r && r->req) {
+		if (r->req_len > buf_room(&c->tx))
+			return -1;
+		memcpy(buf_tail(&c->tx), r->req, r->req_len);
+		c->tx.data += r->req_len;
+	}
+	return 0;
+}
+
+static void check_start(struct srv_check *c, uint64_t now)
+{
+	struct proxy *be = c->srv->be;
+	int inter = c->srv->chk.inter, tc = be->timeout_connect;
+
+	c->start_ms = now;
+	atomic_store(&c->running, 1);
+	srv_check_started(c->srv);
+	conn_init(&c->c, atomic_load(&c->task));
+	if (conn_connect(&c->c, &c->dst, c->dstlen) < 0) {
+		int e = errno;
+
+		check_conclude_errno(c, e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM ?
+		                     CHK_ST_SOCKERR : CHK_ST_L4CON, e);
+		return;
+	}
+	if (check_prepare_tx(c) < 0) {
+		check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+		return;
+	}
+	if (be->timeout_check) {
+		c->conn_deadline = now + (uint64_t)(tc > 0 && tc < inter ? tc : inter);
+		c->deadline = 0;   /* set once connected */
+	} else {
+		c->conn_deadline = c->deadline = now + (uint64_t)inter;
+	}
+	c->phase = CHK_CONNECTING;
+	task_set_expire(atomic_load(&c->task), c->conn_deadline);
+}
+
+/* Connected: the reply is bounded by `timeout check` from now when it is
+ * set. Returns 1 when the check is over (layer 4). */
+static int check_connected(struct srv_check *c, uint64_t now)
+{
+	if (!c->deadline)
+		c->deadline = now + (uint64_t)c->srv->be->timeout_check;
+	if (!c->tx.data && !c->http) {
+		check_conclude(c, CHK_ST_L4OK, 0, NULL);
+		return 1;
+	}
+	c->phase = CHK_SENDING;
+	return 0;
+}
+
+/* Returns 1 when the check is over or must wait, 0 to go on reading. */
+static int check_send(struct srv_check *c, uint64_t now)
+{
+	while (c->tx.data) {
+		if (conn_send(&c->c, &c->tx) >= 0)
+			continue;
+		if (c->c.flags & CONN_F_ERROR) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, c->c.err);
+			return 1;
+		}
+		if (now >= c->deadline) {
+			check_conclude(c, c->http ? CHK_ST_L7TOUT : CHK_ST_L4TOUT, 0, NULL);
+			return 1;
+		}
+		task_set_expire(atomic_load(&c->task), c->deadline);
+		return 1;
+	}
+	if (c->tx.area)
+		buf_release(&c->tx);
+	if (!c->http) {
+		/* a PROXY header alone: the connection was the check */
+		check_conclude(c, CHK_ST_L4OK, 0, NULL);
+		return 1;
+	}
+	if (buf_alloc(&c->rx) < 0) {
+		check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+		return 1;
+	}
+	hchk_reply_init(&c->reply);
+	/* "a stopped server will stay stopped even if it replies 404s"
+	 * (HAProxy's manual): for a DOWN one, the rules judge the 404 */
+	c->reply.stop_on_404 = (c->srv->be->options & PX_O_DISABLE404) &&
+	                       atomic_load(&c->srv->op_state) != SRV_OP_DOWN;
+	c->phase = CHK_READING;
+	return 0;
+}
+
+static void check_read(struct srv_check *c, uint64_t now)
+{
+	struct hchk_verdict v;
+	int eof = 0, err = 0, reads = 0;
+	struct task *t = atomic_load(&c->task);
+
+	while (reads < CHK_READS_PER_RUN && (c->c.flags & CONN_F_RD_READY) &&
+	       c->rx.data < c->rx.size) {
+		ssize_t n = conn_recv(&c->c, &c->rx);
+
+		reads++;
+		if (n == 0) {
+			eof = 1;
+			break;
+		}
+		if (n < 0) {
+			err = (c->c.flags & CONN_F_ERROR) ? c->c.err : 0;
+			break;
+		}
+	}
+	/* what arrived may decide before an error that followed it */
+	if (c->rx.data || eof || c->rx.data >= c->rx.size) {
+		if (hchk_reply_eval(c->http, &c->reply, c->rx.area, &c->rx.data, c->rx.size,
+		                    eof && !err, &v)) {
+			check_conclude(c, v.status, v.code, v.desc);
+			return;
+		}
+	}
+	if (err) {
+		check_conclude_errno(c, CHK_ST_SOCKERR, err);
+		return;
+	}
+	if (eof) {
+		/* the evaluation above saw the end: it was conclusive */
+		check_conclude(c, CHK_ST_L7RSP, 0, NULL);
+		return;
+	}
+	if (now >= c->deadline) {
+		check_conclude(c, CHK_ST_L7TOUT, 0, NULL);
+		return;
+	}
+	if (reads == CHK_READS_PER_RUN && (c->c.flags & CONN_F_RD_READY))
+		task_wakeup(t, TASK_WOKEN_OTHER);   /* more to read: after the others */
+	task_set_expire(t, c->deadline);
+}
+
+static void check_progress(struct srv_check *c, uint64_t now)
+{
+	int st;
+
+	switch (c->phase) {
+	case CHK_CONNECTING:
+		st = conn_connect_status(&c->c);
+		if (st == EINPROGRESS) {
+			if (now >= c->conn_deadline)
+				check_conclude(c, CHK_ST_L4TOUT, 0, NULL);
+			else
+				task_set_expire(atomic_load(&c->task), c->conn_deadline);
+			return;
+		}
+		if (st) {
+			check_conclude_errno(c, CHK_ST_L4CON, st);
+			return;
+		}
+		if (check_connected(c, now))
+			return;
+		/* fall through */
+	case CHK_SENDING:
+		if (check_send(c, now))
+			return;
+		/* fall through */
+	case CHK_READING:
+		check_read(c, now);
+		return;
+	default:
+		return;
+	}
+}
+
+static struct task *check_task(struct task *t, void *ctx, unsigned int state)
+{
+	struct srv_check *c = ctx;
+	uint64_t now = th_ctx->now_ms;
+
+	if (c->phase != CHK_IDLE) {
+		check_progress(c, now);
+		return t;
+	}
+	if (atomic_exchange(&c->wake_now, 0))
+		c->next_ms = now;
+	if (now < c->next_ms) {
+		task_set_expire(t, c->next_ms);
+		return t;
+	}
+	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT) {
+		/* paused while in maintenance; leaving it wakes us */
+		c->next_ms = now + (uint64_t)c->srv->chk.inter;
+		task_set_expire(t, c->next_ms);
+		return t;
+	}
+	check_start(c, now);
+	return t;
+}
+
+/* ---- after parsing: one check per checked server ---- */
+
+static int nb_checks;
+
+/* Where the checks of <s> connect, and with which options; 0, -1 when its
+ * checks cannot run (warned), -2 on a configuration error (reported). */
+static int check_target(struct server *s, struct srv_check *c)
+{
+	const struct check_conf *cc = &s->chk;
+	int port = cc->port ? cc->port : addr_port(&s->addr.ss);
+
+	c->dst = cc->has_addr ? cc->addr : s->addr.ss;
+	c->dstlen = cc->has_addr ? cc->addrlen : s->addr.len;
+	if (c->dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&c->dst)->sin_port = htons((uint16_t)port);
+	else if (c->dst.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&c->dst)->sin6_port = htons((uint16_t)port);
+	if ((c->dst.ss_family == AF_INET || c->dst.ss_family == AF_INET6) && !port) {
+		cfg_alert(s->conf_file, s->conf_line, "backend '%s': server '%s' has neither "
+		          "service port nor check port nor tcp_check rule 'connect' with port "
+		          "information.", s->be->name, s->name);
+		return -2;
+	}
+	/* the server's own encapsulation, unless checked elsewhere (HAProxy) */
+	if (!cc->port && !cc->has_addr) {
+		if (s->ssl && s->ssl->enabled) {
+			cfg_warning(s->conf_file, s->conf_line, "backend '%s': server '%s': health "
+			            "checks over TLS are not implemented yet; its checks are disabled "
+			            "and it is considered always up.", s->be->name, s->name);
+			return -1;
+		}
+		c->send_proxy = s->send_proxy;
+	}
+	if (cc->send_proxy)
+		c->send_proxy = s->send_proxy ? s->send_proxy : 1;
+	return 0;
+}
+
+static int check_setup_backend(struct proxy *be)
+{
+	const struct hchk_rules *http = NULL;
+	int errors = 0;
+	char err[256];
+
+	srv_state_init(be);
+	be->state_lock.name = be->name;
+	if ((be->options & PX_O_HTTPCHK) && be->hchk) {
+		if (hchk_prepare(be->hchk, (size_t)global.bufsize, err, sizeof(err)) < 0) {
+			cfg_alert(be->conf_file, be->conf_line, "backend '%s': %s", be->name, err);
+			return 1;
+		}
+		http = be->hchk;
+	}
+	for (int i = 0; i < be->nsrv; i++) {
+		struct server *s = be->srv[i];
+		struct srv_check *c;
+		int rc;
+
+		if (!s->chk.enabled || s->chk.off || s->check)
+			continue;
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			cfg_alert(s->conf_file, s->conf_line, "out of memory.");
+			errors++;
+			continue;
+		}
+		rc = check_target(s, c);
+		if (rc < 0) {
+			free(c);
+			errors += rc == -2;
+			continue;
+		}
+		c->srv = s;
+		c->http = http;
+		c->idx = nb_checks++;
+		c->c.ph.fd = -1;
+		s->check = c;
+	}
+	return errors;
+}
+
+/* The smallest first interval spreads the first checks: each comes
+ * within its own first interval, none two at the same date. */
+static void check_spread_first(void)
+{
+	struct list *pos, *tmp;
+	int min_inter = 0;
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct server *s = px->srv[i];
+			int inter = s->chk.fastinter ? s->chk.fastinter : s->chk.inter;
+
+			if (s->check && (!min_inter || inter < min_inter))
+				min_inter = inter;
+		}
+	}
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct srv_check *c = px->srv[i]->check;
+
+			if (c)
+				c->first_ms = (int)((int64_t)min_inter * c->idx / nb_checks);
+		}
+	}
+}
+
+static int check_postparse(void)
+{
+	struct list *pos, *tmp;
+	int errors = 0;
+
+	nb_checks = 0;
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (px->cap & PX_CAP_BE)
+			errors += check_setup_backend(px);
+	}
+	if (nb_checks)
+		check_spread_first();
+	return errors;
+}
+
+static struct cfg_post_hook check_post = { .fn = check_postparse, .order = 30 };
+
+int check_count(void)
+{
+	return nb_checks;
+}
+
+void check_srv_free(struct server *s)
+{
+	free(s->check);
+	s->check = NULL;
+}
+
+/* ---- per thread: the tasks of the checks it owns ---- */
+
+static int check_thread_init(int tid)
+{
+	struct list *pos, *tmp;
+	uint64_t now = th_ctx->now_ms ? th_ctx->now_ms : clock_mono_ms();
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct srv_check *c = px->srv[i]->check;
+			struct task *t;
+
+			if (!c || c->idx % global.nbthread != tid)
+				continue;
+			t = task_new(check_task, c, tid, TC_NORMAL, "check");
+			if (!t)
+				return -1;
+			c->phase = CHK_IDLE;
+			c->next_ms = now + (uint64_t)c->first_ms;
+			atomic_store(&c->task, t);
+			task_set_expire(t, c->next_ms);
+		}
+	}
+	return 0;
+}
+
+static void check_thread_deinit(int tid)
+{
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct srv_check *c = px->srv[i]->check;
+			struct task *t;
+
+			if (!c || c->idx % global.nbthread != tid)
+				continue;
+			check_release(c);
+			t = atomic_exchange(&c->task, NULL);
+			if (t)
+				task_destroy(t);
+		}
+	}
+}
+
+static struct thread_init_hook check_hook = {
+	.fn = check_thread_init,
+	.deinit = check_thread_deinit,
+};
+
+__attribute__((constructor)) static void check_register(void)
+{
+	cfg_register_post(&check_post);
+	thread_register_init(&check_hook);
+}

@@ -1,0 +1,479 @@
+/* Server state changes: health check results and admin changes, and what
+ * follows them, as HAProxy 2.6 does it: the queue redispatched or served,
+ * the log lines, the server's and the backend's up/down history.
+ *
+ * Locking and ownership
+ * ---------------------
+ * - A server has two states: admin (ready, drain, maint: the CLI's) and
+ *   op (UP, DOWN, NOLB: its checks'; NOLB is the soft stop of a 404
+ *   under `http-check disable-on-404`). Both are atomics, written under the
+ *   backend's state_lock (kind srv_state), read without any lock by the
+ *   request path (srv_is_usable(), srv_is_stopped()): a balancer may act
+ *   on a state a moment old, never on a torn one.
+ * - state_lock serialises every state change of the backend's servers:
+ *   checks conclude on several threads (one per server, see check.c), the
+ *   CLI on its own. Under it: s->chk_st (result and health), the history
+ *   atomics of servers and backend, be->be_up. Work under it is O(servers
+ *   of the backend) at most (the recount of usable servers), once per
+ *   check or CLI command, never per request.
+ * - Queue work (queue_redistribute(), queue_kick()) and logging happen
+ *   after the lock is released: they take the queue locks, and a log line
+ *   is a system call. The state they act on was published before, so a
+ *   waiter entering the queue meanwhile is seen by one side or the other
+ *   (queue_add() looks at the state after becoming visible).
+ * - Counts in a log line ("1 active and 0 backup servers left") are taken
+ *   under the lock, right after the change; queue figures after the queue
+ *   work. Two changes of one backend racing on two threads may log in
+ *   either order; each line is true of its own change.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sluice/core/clock.h>
+#include <sluice/core/global.h>
+#include <sluice/core/log.h>
+#include <sluice/core/sched.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/queue.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_state.h>
+
+/* syslog levels */
+#define LVL_EMERG   0
+#define LVL_ALERT   1
+#define LVL_NOTICE  5
+
+static uint64_t state_now_ms(void)
+{
+	return th_ctx ? th_ctx->now_ms : clock_mono_ms();
+}
+
+/* ---- history ---- */
+
+static int64_t since_start(int64_t ms)
+{
+	return ms ? ms : (int64_t)global.start_ms;
+}
+
+/* HAProxy counts these in whole seconds of its clock: the difference of
+ * two second stamps, not a rounded duration. */
+static int64_t sec_diff(uint64_t now_ms, int64_t then_ms)
+{
+	int64_t d = (int64_t)(now_ms / 1000) - then_ms / 1000;
+
+	return d > 0 ? d : 0;
+}
+
+int64_t srv_lastchg_sec(const struct server *s, uint64_t now_ms)
+{
+	return sec_diff(now_ms, since_start(atomic_load(&((struct server *)s)->last_change_ms)));
+}
+
+int64_t srv_downtime_sec(const struct server *s, uint64_t now_ms)
+{
+	struct server *w = (struct server *)s;
+	int64_t down = atomic_load(&w->down_ms) / 1000;
+
+	if (srv_is_stopped(s))
+		down += sec_diff(now_ms, since_start(atomic_load(&w->last_change_ms)));
+	return down;
+}
+
+int64_t be_lastchg_sec(const struct proxy *be, uint64_t now_ms)
+{
+	return sec_diff(now_ms, since_start(atomic_load(&((struct proxy *)be)->be_last_change_ms)));
+}
+
+int64_t be_downtime_sec(const struct proxy *be, uint64_t now_ms)
+{
+	struct proxy *w = (struct proxy *)be;
+	int64_t down = atomic_load(&w->be_down_ms) / 1000;
+	int up = 0;
+
+	for (int i = 0; i < be->nsrv && !up; i++)
+		up = srv_is_usable(be->srv[i]);
+	if (!up)
+		down += sec_diff(now_ms, since_start(atomic_load(&w->be_last_change_ms)));
+	return down;
+}
+
+/* A change of <s> from stopped <was> to stopped <now> (each 0 or 1), at
+ * <now_ms>. Under state_lock. */
+static void srv_note_change(struct server *s, int was, int now, uint64_t now_ms)
+{
+	int64_t last = since_start(atomic_load(&s->last_change_ms));
+
+	if (was && !now)
+		atomic_fetch_add(&s->down_ms, sec_diff(now_ms, last) * 1000);
+	else if (!was && now)
+		atomic_fetch_add(&s->down_trans, 1);
+	atomic_store(&s->last_change_ms, (int64_t)now_ms);
+}
+
+/* What a change leaves, for its log line. */
+struct be_count {
+	int act, bck;       /* usable active and backup servers */
+	int went_down;      /* the backend lost its last usable server */
+};
+
+static void be_count(const struct proxy *be, struct be_count *c)
+{
+	c->act = c->bck = c->went_down = 0;
+	for (int i = 0; i < be->nsrv; i++) {
+		if (!srv_is_usable(be->srv[i]))
+			continue;
+		if (be->srv[i]->backup)
+			c->bck++;
+		else
+			c->act++;
+	}
+}
+
+/* Counts the usable servers of <be> and keeps its history. Under
+ * state_lock. */
+static void be_recount(struct proxy *be, uint64_t now_ms, struct be_count *c)
+{
+	int up;
+
+	be_count(be, c);
+	up = c->act + c->bck > 0;
+	if (up == be->be_up)
+		return;
+	if (up) {
+		atomic_fetch_add(&be->be_down_ms,
+		                 sec_diff(now_ms, since_start(atomic_load(&be->be_last_change_ms))) * 1000);
+	} else {
+		atomic_fetch_add(&be->be_down_trans, 1);
+		c->went_down = 1;
+	}
+	atomic_store(&be->be_last_change_ms, (int64_t)now_ms);
+	be->be_up = up;
+}
+
+void srv_state_init(struct proxy *be)
+{
+	struct be_count c;
+
+	for (int i = 0; i < be->nsrv; i++) {
+		struct server *s = be->srv[i];
+
+		atomic_store(&s->op_state, SRV_OP_UP);
+		chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
+		s->chk_st.status = CHK_ST_INI;
+		s->chk_st.duration_ms = -1;
+	}
+	/* the history starts now (last change 0), up or not */
+	be_count(be, &c);
+	be->be_up = c.act + c.bck > 0;
+	atomic_store(&be->be_last_change_ms, 0);
+	atomic_store(&be->be_down_ms, 0);
+	atomic_store(&be->be_down_trans, 0);
+}
+
+/* ---- messages ---- */
+
+/* Appends to <buf> as snprintf would, never past <len>. */
+static void msg_add(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void msg_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strnlen(buf, len);
+	va_list ap;
+
+	if (n + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* HAProxy quotes the info text with its non-printable bytes, backslash
+ * and quote as \xHH, so that a log line stays one line. */
+static void msg_add_quoted(char *buf, size_t len, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"')
+			msg_add(buf, len, "\\x%02x", c);
+		else
+			msg_add(buf, len, "%c", c);
+	}
+}
+
+void srv_msg_check_info(char *buf, size_t len, const struct check_state *st)
+{
+	msg_add(buf, len, ", reason: %s", chk_status_desc(st->status));
+	if (st->status >= CHK_ST_L57DATA)
+		msg_add(buf, len, ", code: %d", st->code);
+	if (st->desc[0]) {
+		msg_add(buf, len, ", info: \"");
+		msg_add_quoted(buf, len, st->desc);
+		msg_add(buf, len, "\"");
+	}
+	if (st->duration_ms >= 0)
+		msg_add(buf, len, ", check duration: %dms", st->duration_ms);
+}
+
+/* ". 1 active and 0 backup servers left. 0 sessions active, 0 requeued,
+ * 0 remaining in queue" (the server stopped) or "... online. 0 sessions
+ * requeued, 0 total in queue" (it did not). */
+static void msg_add_counts(char *buf, size_t len, const struct server *s, int stopped,
+                           const struct be_count *c, int xferred)
+{
+	msg_add(buf, len, ". %d active and %d backup servers %s.", c->act, c->bck,
+	        stopped ? "left" : "online");
+	if (c->bck && !c->act)
+		msg_add(buf, len, " Running on backup.");
+	if (stopped)
+		msg_add(buf, len, " %d sessions active, %d requeued, %d remaining in queue",
+		        atomic_load(&((struct server *)s)->served), xferred,
+		        atomic_load(&((struct server *)s)->queue.len));
+	else
+		msg_add(buf, len, " %d sessions requeued, %d total in queue", xferred,
+		        atomic_load(&((struct server *)s)->queue.len));
+}
+
+/* Sends <msg> at syslog <level> to the backend's log targets, and prints
+ * it on stderr as HAProxy's ha_warning() / ha_alert() do ("[WARNING]
+ * (pid) : msg"), unless quiet. <stderr_msg>, if not NULL, is printed
+ * instead of <msg> (HAProxy words a few alerts differently there). */
+static void state_log(struct proxy *be, int level, const char *tag, const char *msg,
+                      const char *stderr_msg)
+{
+	size_t len = strlen(msg);
+
+	if (!global.quiet) {
+		char head[24];
+
+		snprintf(head, sizeof(head), "[%s]", tag);
+		fprintf(stderr, "%-10s (%d) : %s\n", head, global.pid, stderr_msg ? stderr_msg : msg);
+	}
+	if (!list_empty(&be->logs))
+		log_send(&be->logs, level, "sluice", global.pid, msg, len);
+	if (be->options & PX_O_LOG_GLOBAL)
+		log_send(&global.logs, level, "sluice", global.pid, msg, len);
+}
+
+static void log_backend_down(struct proxy *be)
+{
+	char msg[300], err[300];
+
+	snprintf(msg, sizeof(msg), "backend %s has no server available!", be->name);
+	snprintf(err, sizeof(err), "backend '%s' has no server available!", be->name);
+	state_log(be, LVL_EMERG, "ALERT", msg, err);
+}
+
+static const char *srv_prefix(const struct server *s)
+{
+	return s->backup ? "Backup " : "";
+}
+
+/* ---- check results ---- */
+
+/* What a check result changed, for what happens after the lock. */
+struct check_outcome {
+	int report;              /* the result or the health changed */
+	int prev_op, op;         /* enum srv_op, before and after */
+	struct check_state st;   /* as recorded */
+	int uweight;
+	struct be_count c;
+};
+
+/* Records the result and applies the health counter. Under state_lock. */
+static void check_record(struct server *s, int status, int code, const char *desc,
+                         int duration_ms, struct check_outcome *o)
+{
+	struct check_state *st = &s->chk_st;
+	int prev_status = st->status, result = chk_status_result(status);
+
+	st->status = status;
+	st->code = code;
+	st->duration_ms = duration_ms;
+	snprintf(st->desc, sizeof(st->desc), "%s", desc ? desc : "");
+	if (result == CHK_RES_FAILED && st->h.health > 0)
+		atomic_fetch_add(&s->chk_fail, 1);
+	o->report = chk_health_apply(&st->h, result) || status != prev_status;
+}
+
+/* The operational state the health and the last result call for, from
+ * <op>: DOWN below rise; at or above it, UP after a pass, NOLB after a
+ * conditional pass (a 404 under disable-on-404), unchanged after a failure
+ * that left it there. */
+static int check_next_op(int op, const struct chk_health *h, int result)
+{
+	if (!chk_health_up(h))
+		return SRV_OP_DOWN;
+	if (result == CHK_RES_CONDPASS)
+		return SRV_OP_NOLB;
+	if (result == CHK_RES_PASSED)
+		return SRV_OP_UP;
+	return op;
+}
+
+/* The log line of a check's result (option log-health-checks). */
+static void log_check_line(struct server *s, const struct check_outcome *o)
+{
+	const struct chk_health *h = &o->st.h;
+	int up = chk_health_up(h), res = chk_status_result(o->st.status);
+	char msg[1024];
+
+	snprintf(msg, sizeof(msg), "Health check for %sserver %s/%s %s%s", s->backup ? "backup " : "",
+	         s->be->name, s->name, res == CHK_RES_CONDPASS ? "conditionally " : "",
+	         res >= CHK_RES_PASSED ? "succeeded" : "failed");
+	srv_msg_check_info(msg, sizeof(msg), &o->st);
+	msg_add(msg, sizeof(msg), ", status: %d/%d %s.", up ? h->health - h->rise + 1 : h->health,
+	        up ? h->fall : h->rise, up ? (o->uweight ? "UP" : "DRAIN") : "DOWN");
+	state_log(s->be, LVL_NOTICE, "WARNING", msg, NULL);
+}
+
+/* The state change a check made, then the queue: a server gone DOWN gives
+ * its waiters away (option redispatch), one come UP takes the backend's;
+ * one soft-stopped keeps its own, as a drained one. */
+static void log_state_change(struct server *s, const struct check_outcome *o)
+{
+	struct proxy *be = s->be;
+	int down = o->op == SRV_OP_DOWN, xferred;
+	char msg[1024];
+
+	xferred = down ? queue_redistribute(s) : o->op == SRV_OP_UP ? queue_kick(s) : 0;
+	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s", srv_prefix(s), be->name, s->name,
+	         down ? "DOWN" : o->op == SRV_OP_UP ? "UP" : "stopping");
+	/* the reason, unless the check's own line just told it */
+	if (!(be->options & PX_O_LOG_HCHK))
+		srv_msg_check_info(msg, sizeof(msg), &o->st);
+	msg_add_counts(msg, sizeof(msg), s, down, &o->c, xferred);
+	msg_add(msg, sizeof(msg), ".");
+	/* an alert when it took traffic until then; a soft-stopped server
+	 * going down is a notice (HAProxy) */
+	state_log(be, down && o->prev_op == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg,
+	          NULL);
+	if (o->c.went_down)
+		log_backend_down(be);
+}
+
+void srv_check_done(struct server *s, int status, int code, const char *desc,
+                    int duration_ms)
+{
+	struct proxy *be = s->be;
+	struct check_outcome o;
+	uint64_t now = state_now_ms();
+
+	memset(&o, 0, sizeof(o));
+	lock_take(&be->state_lock);
+	if (atomic_load(&s->admin) == SRV_ADMIN_MAINT) {
+		/* paused: a result that was in flight when maintenance began */
+		lock_release(&be->state_lock);
+		return;
+	}
+	check_record(s, status, code, desc, duration_ms, &o);
+	o.prev_op = atomic_load(&s->op_state);
+	o.op = check_next_op(o.prev_op, &s->chk_st.h, chk_status_result(status));
+	if (o.op != o.prev_op) {
+		atomic_store(&s->op_state, o.op);
+		srv_note_change(s, o.prev_op == SRV_OP_DOWN, o.op == SRV_OP_DOWN, now);
+		be_recount(be, now, &o.c);
+	}
+	o.st = s->chk_st;
+	o.uweight = atomic_load(&s->uweight);
+	lock_release(&be->state_lock);
+
+	if (o.report && (be->options & PX_O_LOG_HCHK))
+		log_check_line(s, &o);
+	if (o.op != o.prev_op)
+		log_state_change(s, &o);
+}
+
+/* ---- admin changes ---- */
+
+void srv_set_admin(struct server *s, int admin)
+{
+	struct proxy *be = s->be;
+	struct be_count c;
+	uint64_t now = state_now_ms();
+	int prev, was_stopped, is_stopped, was_down = 0, xferred;
+	char msg[1024];
+
+	lock_take(&be->state_lock);
+	prev = atomic_load(&s->admin);
+	if (prev == admin) {
+		lock_release(&be->state_lock);
+		return;
+	}
+	was_stopped = srv_is_stopped(s);
+	if (admin == SRV_ADMIN_MAINT) {
+		was_down = atomic_load(&s->op_state) == SRV_OP_DOWN;
+	} else if (prev == SRV_ADMIN_MAINT && s->check) {
+		/* leaving maintenance: up but one failure from down, as a
+		 * server starts, and checked at once */
+		s->chk_st.h.health = s->chk_st.h.rise;
+		atomic_store(&s->op_state, SRV_OP_UP);
+	}
+	atomic_store(&s->admin, admin);
+	is_stopped = srv_is_stopped(s);
+	srv_note_change(s, was_stopped, is_stopped, now);
+	be_recount(be, now, &c);
+	lock_release(&be->state_lock);
+
+	if (admin == SRV_ADMIN_MAINT) {
+		xferred = queue_redistribute(s);
+		if (was_down)
+			snprintf(msg, sizeof(msg), "%sServer %s/%s was DOWN and now enters maintenance",
+			         srv_prefix(s), be->name, s->name);
+		else
+			snprintf(msg, sizeof(msg), "%sServer %s/%s is going DOWN for maintenance",
+			         srv_prefix(s), be->name, s->name);
+		msg_add_counts(msg, sizeof(msg), s, 1, &c, xferred);
+		msg_add(msg, sizeof(msg), ".");
+		/* an alert when it took traffic until now (HAProxy) */
+		state_log(be, was_down || prev == SRV_ADMIN_DRAIN ? LVL_NOTICE : LVL_ALERT, "WARNING",
+		          msg, NULL);
+		if (c.went_down)
+			log_backend_down(be);
+		return;
+	}
+	/* a drained server takes nothing from the backend queue */
+	xferred = admin == SRV_ADMIN_READY ? queue_kick(s) : 0;
+	if (prev == SRV_ADMIN_MAINT) {
+		/* HAProxy's words, the second line included */
+		snprintf(msg, sizeof(msg), "%sServer %s/%s is UP/%s (leaving forced maintenance).",
+		         srv_prefix(s), be->name, s->name, admin == SRV_ADMIN_DRAIN ? "DRAIN" : "READY");
+		state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+		if (admin == SRV_ADMIN_DRAIN) {
+			snprintf(msg, sizeof(msg), "%sServer %s/%s remains in forced drain mode.",
+			         srv_prefix(s), be->name, s->name);
+			state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+		}
+		/* checked at once, after these lines: its own come after them */
+		if (s->check)
+			check_wake_now(s);
+		return;
+	} else if (admin == SRV_ADMIN_DRAIN) {
+		snprintf(msg, sizeof(msg), "%sServer %s/%s enters drain state", srv_prefix(s),
+		         be->name, s->name);
+		msg_add_counts(msg, sizeof(msg), s, 0, &c, xferred);
+		msg_add(msg, sizeof(msg), ".");
+	} else {
+		snprintf(msg, sizeof(msg), "%sServer %s/%s is %s (leaving forced drain).",
+		         srv_prefix(s), be->name, s->name, is_stopped ? "DOWN" : "UP");
+	}
+	state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+	if (c.went_down)
+		log_backend_down(be);
+}
+
+void srv_check_started(struct server *s)
+{
+	lock_take(&s->be->state_lock);
+	s->chk_st.code = 0;
+	s->chk_st.desc[0] = '\0';
+	lock_release(&s->be->state_lock);
+}
+
+void srv_check_snapshot(struct server *s, struct check_state *out)
+{
+	lock_take(&s->be->state_lock);
+	*out = s->chk_st;
+	lock_release(&s->be->state_lock);
+}
