@@ -137,11 +137,20 @@ static void txn_cleanup(struct http_txn *t)
 	vars_prune(&t->vars_res);
 	free(t->unique_id);
 	t->unique_id = NULL;
+	/* most transactions capture nothing: no call per empty slot */
 	for (int i = 0; i < TXN_MAX_CAPTURES; i++) {
-		free(t->req_cap[i]);
-		free(t->res_cap[i]);
-		free(t->capture_slots[i]);
-		t->req_cap[i] = t->res_cap[i] = t->capture_slots[i] = NULL;
+		if (t->req_cap[i]) {
+			free(t->req_cap[i]);
+			t->req_cap[i] = NULL;
+		}
+		if (t->res_cap[i]) {
+			free(t->res_cap[i]);
+			t->res_cap[i] = NULL;
+		}
+		if (t->capture_slots[i]) {
+			free(t->capture_slots[i]);
+			t->capture_slots[i] = NULL;
+		}
 	}
 }
 

@@ -72,11 +72,13 @@ struct http_txn {
 	struct http_hdr res_hdrs[TXN_HDRS_CAP];
 	char req_arena[TXN_ARENA_SIZE];
 	char res_arena[TXN_ARENA_SIZE];
+	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV);
+	                              * valid up to uri_copy_len (not cleared) */
+	/* everything from here on is cleared for each transaction */
 	struct txn_body req_body, res_body;
 	int status;                  /* status sent to the client, -1 before (%ST) */
 	int srv_status;              /* status the server sent, -1 none */
 	enum http_meth meth;         /* request method (kept after forwarding) */
-	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV) */
 	size_t uri_copy_len;
 	int log_level;               /* set-log-level; -1: default (info, err on errors) */
 	int srv_timeout_ms;          /* set-timeout server; 0: the backend's */
