@@ -33,6 +33,9 @@ static inline struct ist mk_ist(const char *p, size_t len)
 /* <s> equals <lower> (a NUL-terminated lower-case literal), ignoring case */
 /* <lit> is a literal: its length is known, most names differ by it */
 #define IEQ(s, lit) ((s).len == sizeof(lit) - 1 && h1_name_eq((s), (lit)))
+/* A name received in an HTTP/2 head: lower case already (nghttp2 refuses
+ * upper case, RFC 9113 section 8.2.1), compared as bytes. */
+#define LCEQ(s, lit) ((s).len == sizeof(lit) - 1 && memcmp((s).ptr, (lit), sizeof(lit) - 1) == 0)
 
 /* Whether comma-separated list <v> holds token <lower> (RFC 9110 5.6.1). */
 static int list_has_token(struct ist v, const char *lower)
@@ -223,17 +226,17 @@ static int pseudo_slot(const uint8_t *name, size_t nlen)
 {
 	struct ist n = mk_ist((const char *)name, nlen);
 
-	if (IEQ(n, ":method"))
+	if (LCEQ(n, ":method"))
 		return H2P_METHOD;
-	if (IEQ(n, ":scheme"))
+	if (LCEQ(n, ":scheme"))
 		return H2P_SCHEME;
-	if (IEQ(n, ":authority"))
+	if (LCEQ(n, ":authority"))
 		return H2P_AUTHORITY;
-	if (IEQ(n, ":path"))
+	if (LCEQ(n, ":path"))
 		return H2P_PATH;
-	if (IEQ(n, ":protocol"))
+	if (LCEQ(n, ":protocol"))
 		return H2P_PROTOCOL;
-	if (IEQ(n, ":status"))
+	if (LCEQ(n, ":status"))
 		return H2P_STATUS;
 	return -1;
 }
@@ -268,7 +271,7 @@ int h2c_head_add(struct h2c_head *hd, const uint8_t *name, size_t nlen,
 	h = &hd->fields[hd->nfields++];
 	h->name = mk_ist(n, nlen);
 	h->value = mk_ist(v, vlen);
-	if (IEQ(h->name, "cookie"))
+	if (LCEQ(h->name, "cookie"))
 		hd->ncookies++;
 	return 0;
 }
@@ -310,21 +313,21 @@ static int head_fields(struct h2c_head *hd, struct http_msg *msg, int drop_host,
 
 		switch (h.name.len) {
 		case 4:
-			if (IEQ(h.name, "host")) {
+			if (LCEQ(h.name, "host")) {
 				if (drop_host)
 					continue;
 				++*nhost;
 			}
 			break;
 		case 6:
-			if (IEQ(h.name, "cookie") && hd->ncookies > 1)
+			if (LCEQ(h.name, "cookie") && hd->ncookies > 1)
 				continue;
-			if (msg->is_request && IEQ(h.name, "expect") &&
+			if (msg->is_request && LCEQ(h.name, "expect") &&
 			    IEQ(h.value, "100-continue"))
 				msg->flags |= HTTP_F_EXPECT_100;
 			break;
 		case 14:
-			if (IEQ(h.name, "content-length")) {
+			if (LCEQ(h.name, "content-length")) {
 				rc = head_content_length(msg, h.value);
 				if (rc)
 					return rc;
@@ -359,7 +362,7 @@ static int head_merge_cookies(struct h2c_head *hd, struct ist *out)
 	for (i = 0; i < hd->nfields; i++) {
 		struct http_hdr *h = &hd->fields[i];
 
-		if (!IEQ(h->name, "cookie"))
+		if (!LCEQ(h->name, "cookie"))
 			continue;
 		if ((!first && !arena_put(hd, "; ", 2)) || !arena_put(hd, h->value.ptr, h->value.len))
 			return H2C_HEAD_NOMEM;
