@@ -27,6 +27,9 @@
 /* rounds of read/parse/write per run of the connection task: each reads at
  * most one buffer, so a run is bounded whatever the client sends */
 #define H2F_ROUNDS  4
+/* a closing connection without timeout client(-fin) waits this long for
+ * its last frames to leave */
+#define H2_CLOSE_GRACE_MS  1000
 /* HTTP/2 settings from the global section (tune.h2.*); zero: the
  * defaults (h2c.h), but the stream window, one buffer (tune.bufsize) */
 static struct h2c_settings h2_tune;
@@ -50,6 +53,8 @@ struct h2f {
 	struct list streams;        /* struct h2s, by list */
 	int nstreams;
 	uint64_t idle_exp;          /* no stream: timeout http-keep-alive / client */
+	uint64_t close_exp;         /* shut: closed then, whether the GOAWAY left or
+	                             * not (a client that stopped reading) */
 	int shut;                   /* GOAWAY queued: closing once it is out */
 	size_t preface_seen;        /* bytes of the client preface checked */
 	int stopping;               /* soft stop: GOAWAY sent */
@@ -404,10 +409,18 @@ static struct task *h2f_process(struct task *t, void *ctx, unsigned int state)
 		if (!h2c_want_write(f->h2) && !f->tx.data)
 			goto dead;
 	}
+	if (f->shut && !f->close_exp) {
+		f->close_exp = tick_add_ifset(now_ms(), http_first_set(f->fe->timeout_client_fin,
+		                                                       f->fe->timeout_client));
+		if (!f->close_exp)
+			f->close_exp = now_ms() + H2_CLOSE_GRACE_MS;
+	}
+	if (f->shut && now_ms() >= f->close_exp)
+		goto dead;
 	h2_stats_flush(f->h2, &f->fe->fe_mux.h2);
 	if (more)
 		task_wakeup(t, TASK_WOKEN_OTHER);
-	task_set_expire(t, f->nstreams ? 0 : f->idle_exp);
+	task_set_expire(t, f->shut ? f->close_exp : f->nstreams ? 0 : f->idle_exp);
 	return t;
 dead:
 	h2f_free(f);

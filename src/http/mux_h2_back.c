@@ -34,6 +34,9 @@
 #define H2B_MAX_STREAMS 100
 /* most trailer fields sent in one HEADERS frame */
 #define H2B_TLR_MAX     32
+/* a closing connection without timeout server(-fin) waits this long for
+ * its last frames to leave */
+#define H2B_CLOSE_GRACE_MS 1000
 /* connections of a server's list looked at for a free stream */
 #define H2B_ATTACH_LOOKS 8
 
@@ -57,6 +60,8 @@ struct h2b {
 	int nstreams;
 	uint64_t served;            /* streams it carried (max-reuse) */
 	uint64_t idle_exp;          /* no stream: pool-purge-delay */
+	uint64_t close_exp;         /* shut: closed then, whether the GOAWAY left or
+	                             * not (a server that stopped reading) */
 	int shut;                   /* GOAWAY queued or no new stream: closing */
 	int noroom;                 /* a request was refused for the server's
 	                             * limit: no new stream until one ends */
@@ -450,9 +455,22 @@ static struct task *h2b_process(struct task *t, void *ctx, unsigned int state)
 			goto dead;
 	}
 	h2_stats_flush(b->h2, &b->srv->be->be_mux.h2);
+	if (b->shut && !b->close_exp) {
+		int to = b->srv->be->timeout_server_fin ? b->srv->be->timeout_server_fin :
+		         b->srv->be->timeout_server;
+
+		b->close_exp = tick_add_ifset(now_ms(), to);
+		if (!b->close_exp)
+			b->close_exp = now_ms() + H2B_CLOSE_GRACE_MS;
+	}
+	/* the streams still on it got their own timeouts; the connection
+	 * itself goes at the deadline */
+	if (b->shut && !b->nstreams && now_ms() >= b->close_exp)
+		goto dead;
 	if (more)
 		task_wakeup(t, TASK_WOKEN_OTHER);
-	task_set_expire(t, b->nstreams || b->shut ? 0 : b->idle_exp);
+	task_set_expire(t, b->shut ? (b->nstreams ? 0 : b->close_exp) :
+	                   b->nstreams ? 0 : b->idle_exp);
 	return t;
 dead:
 	h2b_free(b, 1);
