@@ -45,6 +45,7 @@
 #include <sluice/net/proxy_proto.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/check.h>
+#include <sluice/proxy/check_h2.h>
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -79,6 +80,10 @@ struct srv_check {
 	struct conn c;
 	struct buffer tx, rx;
 	struct hchk_reply reply;
+	int use_h2;                    /* an HTTP check of a `proto h2` server */
+	struct chk_h2 *h2;             /* its HTTP/2 session during a check */
+	struct buffer raw;             /* HTTP/2: the server's bytes, before the
+	                                * session turns the reply into rx */
 };
 
 static int kw_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
@@ -365,6 +370,10 @@ static void check_release(struct srv_check *c)
 		buf_release(&c->tx);
 	if (c->rx.area)
 		buf_release(&c->rx);
+	if (c->raw.area)
+		buf_release(&c->raw);
+	chk_h2_free(c->h2);
+	c->h2 = NULL;
 }
 
 static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
@@ -402,6 +411,11 @@ static int check_prepare_tx(struct srv_check *c)
 	else if (c->send_proxy == 2)
 		len = pp_build_v2((uint8_t *)c->tx.area, c->tx.size, NULL, NULL);
 	c->tx.data = len;
+	if (r && r->req && c->use_h2) {
+		/* the preface, our SETTINGS and the request as one stream */
+		c->h2 = chk_h2_new(r->req, r->req_len, &c->tx);
+		return c->h2 ? 0 : -1;
+	}
 	if (r && r->req) {
 		if (r->req_len > buf_room(&c->tx))
 			return -1;
@@ -409,6 +423,32 @@ static int check_prepare_tx(struct srv_check *c)
 		c->tx.data += r->req_len;
 	}
 	return 0;
+}
+
+/* HTTP/2: reads the server's bytes and lets the session turn the reply
+ * into HTTP/1 text in c->rx (what it must answer is sent at once, or not
+ * at all: a check does not wait on its own acknowledgements). Returns like
+ * conn_recv() for the loop of check_read(): > 0 progress, 0 the reply
+ * ended (its END_STREAM stands for the close), < 0 nothing more now. */
+static ssize_t check_recv_h2(struct srv_check *c)
+{
+	ssize_t n;
+	int failed = 0, done;
+
+	if (!c->raw.area && buf_alloc(&c->raw) < 0)
+		return -1;
+	n = conn_recv(&c->c, &c->raw);
+	if (n == 0)
+		return 0;
+	if (n < 0)
+		return -1;
+	if (!c->tx.area && buf_alloc(&c->tx) < 0)
+		return -1;
+	done = chk_h2_input(c->h2, buf_head(&c->raw), c->raw.data, &c->rx, &c->tx, &failed);
+	c->raw.head = c->raw.data = 0;
+	if (c->tx.data)
+		conn_send(&c->c, &c->tx);
+	return done ? 0 : n;
 }
 
 static void check_start(struct srv_check *c, uint64_t now)
@@ -500,7 +540,7 @@ static void check_read(struct srv_check *c, uint64_t now)
 
 	while (reads < CHK_READS_PER_RUN && (c->c.flags & CONN_F_RD_READY) &&
 	       c->rx.data < c->rx.size) {
-		ssize_t n = conn_recv(&c->c, &c->rx);
+		ssize_t n = c->h2 ? check_recv_h2(c) : conn_recv(&c->c, &c->rx);
 
 		reads++;
 		if (n == 0) {
@@ -670,6 +710,7 @@ static int check_setup_backend(struct proxy *be)
 		}
 		c->srv = s;
 		c->http = http;
+		c->use_h2 = http && s->proto == SRV_PROTO_H2;   /* as HAProxy 2.6 */
 		c->idx = nb_checks++;
 		c->c.ph.fd = -1;
 		s->check = c;
