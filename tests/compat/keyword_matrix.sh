@@ -183,7 +183,7 @@ echo " not counted: a module HAProxy is built without, or a probe too simple)"
 echo
 echo "== HAProxy accepts, sluice refuses"
 for c in $ORDER; do
-	awk -F'\t' -v c="$c" '$1 == c && $3 != "ERR" && ($4 == "ERR" || $4 ~ /^\?/) { printf "%s ", $2; k++ }
+	awk -F'\t' -v c="$c" '$1 == c && $3 != "ERR" && ($4 == "ERR" || $4 ~ /^\?/) { printf "%s%s", k++ ? ", " : "", $2 }
 		END { if (k) printf "\n" }' "$TMP/results" | fold -s -w 76 |
 		sed "1s/^/$c: /; 2,\$s/^/    /"
 done
