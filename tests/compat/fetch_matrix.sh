@@ -46,9 +46,8 @@ while getopts 'k:p:v' opt; do
 	esac
 done
 
-for p in "$SLUICE" "$HAPROXY"; do
-	[ -x "$p" ] || { echo "fetch_matrix: $p is not executable" >&2; exit 2; }
-done
+. tests/compat/probe_lib.sh
+probe_need_exec fetch_matrix "$SLUICE" "$HAPROXY"
 
 TMP=$(mktemp -d /tmp/fetch_matrix.XXXXXX) || exit 2
 trap 'rm -rf "$TMP"' EXIT
@@ -186,31 +185,6 @@ write_cfg() {
 	} >"$file"
 }
 
-# OK, WARN, ERR or "?rc" for one program on one file, in CLS; the first
-# alert or warning line (without the pid HAProxy prints) in MSG. Bash
-# builtins only: this runs a few thousand times.
-classify() {
-	local prog=$1 file=$2 rc line warn=0
-
-	"$prog" -c -f "$file" >"$TMP/out" 2>&1
-	rc=$?
-	MSG=""
-	while IFS= read -r line; do
-		case $line in
-		*"Error(s) found"*|*"Fatal errors"*) ;;
-		*"[WARNING]"*) warn=1; [ -n "$MSG" ] || MSG=$line ;;
-		*"[ALERT]"*) [ -n "$MSG" ] || MSG=$line ;;
-		esac
-	done <"$TMP/out"
-	[[ $MSG =~ ^(.*)\([0-9]+\)\ :\ (.*)$ ]] && MSG="${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
-	MSG=${MSG//$file/cfg}
-	case $rc in
-	0) if [ $warn = 1 ]; then CLS=WARN; else CLS=OK; fi ;;
-	1) CLS=ERR ;;
-	*) CLS="?$rc" ;;
-	esac
-}
-
 DIFFS=0
 TRIED=0
 
@@ -225,7 +199,7 @@ haproxy_answer() {
 		{ IFS= read -r CLS; IFS= read -r MSG; } <"$key"
 		return
 	fi
-	classify "$HAPROXY" "$1"
+	probe_classify "$HAPROXY" "$1"
 	printf '%s\n%s\n' "$CLS" "$MSG" >"$key.$$" && mv "$key.$$" "$key"
 }
 
@@ -236,7 +210,7 @@ run_case() {
 	write_cfg "$mode" "$side" "$line" "$TMP/c.cfg"
 	haproxy_answer "$TMP/c.cfg"
 	h=$CLS hmsg=$MSG
-	classify "$SLUICE" "$TMP/c.cfg"
+	probe_classify "$SLUICE" "$TMP/c.cfg"
 	TRIED=$((TRIED + 1))
 	[ "$h" = "$CLS" ] && return
 	DIFFS=$((DIFFS + 1))
