@@ -780,51 +780,57 @@ void check_srv_free(struct server *s)
 
 /* ---- per thread: the tasks of the checks it owns ---- */
 
-static int check_thread_init(int tid)
+/* Calls <fn> for each check thread <tid> owns, until one returns < 0. */
+static int for_thread_checks(int tid, int (*fn)(struct srv_check *c, int tid))
 {
 	struct list *pos, *tmp;
-	uint64_t now = th_ctx->now_ms ? th_ctx->now_ms : clock_mono_ms();
 
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
 		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
 			struct srv_check *c = px->srv[i]->check;
-			struct task *t;
 
-			if (!c || c->idx % global.nbthread != tid)
-				continue;
-			t = task_new(check_task, c, tid, TC_NORMAL, "check");
-			if (!t)
+			if (c && c->idx % global.nbthread == tid && fn(c, tid) < 0)
 				return -1;
-			c->phase = CHK_IDLE;
-			c->next_ms = now + (uint64_t)c->first_ms;
-			atomic_store(&c->task, t);
-			task_set_expire(t, c->next_ms);
 		}
 	}
 	return 0;
 }
 
+static int check_task_start(struct srv_check *c, int tid)
+{
+	uint64_t now = th_ctx->now_ms ? th_ctx->now_ms : clock_mono_ms();
+	struct task *t = task_new(check_task, c, tid, TC_NORMAL, "check");
+
+	if (!t)
+		return -1;
+	c->phase = CHK_IDLE;
+	c->next_ms = now + (uint64_t)c->first_ms;
+	atomic_store(&c->task, t);
+	task_set_expire(t, c->next_ms);
+	return 0;
+}
+
+static int check_task_end(struct srv_check *c, int tid)
+{
+	struct task *t;
+
+	check_release(c);
+	t = atomic_exchange(&c->task, NULL);
+	if (t)
+		task_destroy(t);
+	return 0;
+}
+
+static int check_thread_init(int tid)
+{
+	return for_thread_checks(tid, check_task_start);
+}
+
 static void check_thread_deinit(int tid)
 {
-	struct list *pos, *tmp;
-
-	list_for_each_safe(pos, tmp, &proxies) {
-		struct proxy *px = list_elem(pos, struct proxy, list);
-
-		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
-			struct srv_check *c = px->srv[i]->check;
-			struct task *t;
-
-			if (!c || c->idx % global.nbthread != tid)
-				continue;
-			check_release(c);
-			t = atomic_exchange(&c->task, NULL);
-			if (t)
-				task_destroy(t);
-		}
-	}
+	for_thread_checks(tid, check_task_end);
 }
 
 static struct thread_init_hook check_hook = {
