@@ -355,6 +355,11 @@ int main(int argc, char **argv)
 			daemon_opt = 1;
 		} else if (!strcmp(a, "-p") && i + 1 < argc) {
 			pidfile = argv[++i];
+		} else if (!strcmp(a, "-L") && i + 1 < argc) {
+			/* the local peer name (peers sections): stored */
+			free(global.localpeer);
+			global.localpeer = strdup(argv[++i]);
+			global.localpeer_cmdline = 1;
 		} else if (!strcmp(a, "-q")) {
 			global.quiet = 1;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "-V")) {
@@ -421,6 +426,8 @@ int main(int argc, char **argv)
 		gethostname(host, sizeof(host) - 1);
 		global.node = strdup(host);
 	}
+	if (!global.localpeer)
+		global.localpeer = strdup(global.node ? global.node : "");
 	if (threads_prepare() < 0) {
 		fprintf(stderr, "[ALERT] cannot create thread contexts: %s\n", strerror(errno));
 		return 1;

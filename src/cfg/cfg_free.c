@@ -192,6 +192,8 @@ void cfg_free_all(void)
 	global.pidfile = NULL;
 	free(global.node);
 	global.node = NULL;
+	free(global.localpeer);
+	global.localpeer = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	lb_hash_free_all();

@@ -138,12 +138,15 @@ static int kw_daemon(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 
 static int kw_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
-	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile : &global.node;
+	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile :
+	               strcmp(args[0], "localpeer") == 0 ? &global.localpeer : &global.node;
 
 	if (nargs != 2) {
 		snprintf(err, errlen, "expects one argument.");
 		return -1;
 	}
+	if (field == &global.localpeer && global.localpeer_cmdline)
+		return 0;   /* -L wins (HAProxy 2.6's manual) */
 	free(*field);
 	*field = strdup(args[1]);
 	return 0;
@@ -187,6 +190,7 @@ static const struct cfg_kw global_kws[] = {
 	{ "daemon",              NULL, CFG_SEC_GLOBAL, kw_daemon },
 	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "node",                NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "localpeer",           NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "user",                NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "group",               NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "chroot",              NULL, CFG_SEC_GLOBAL, kw_ignored_warn },

@@ -52,6 +52,10 @@ struct global {
 	enum run_mode mode;
 	struct list logs;       /* struct log_target, from `log` lines */
 	char *node;             /* node name (hostname by default) */
+	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
+	                         * hostname by default), for peers sections: stored,
+	                         * nothing uses it yet */
+	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
 
 	/* runtime */
 	_Atomic int maxconn_rt; /* effective maxconn; `set maxconn global` */
