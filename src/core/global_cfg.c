@@ -4,9 +4,11 @@
  * in cli.c...) Kept out of main.c so that every program that parses a
  * configuration has them, the configuration fuzzer included: src/cfg/parse.c
  * references the anchor below. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
@@ -179,6 +181,57 @@ static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 	return 0;
 }
 
+/* setenv / presetenv <name> <value>, unsetenv <name>..., resetenv
+ * [<name>...]: the process environment, from the next line on (each line's
+ * "${VAR}" is expanded when it is read), as HAProxy 2.6 does. */
+static int kw_env(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (!strcmp(args[0], "setenv") || !strcmp(args[0], "presetenv")) {
+		if (nargs != 3) {
+			snprintf(err, errlen, "'%s' expects a name and a value.", args[0]);
+			return -1;
+		}
+		if (setenv(args[1], args[2], !strcmp(args[0], "setenv")) < 0) {
+			snprintf(err, errlen, "'%s': %s.", args[0], strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(args[0], "unsetenv")) {
+		if (nargs < 2) {
+			snprintf(err, errlen, "'unsetenv' expects at least one variable name.");
+			return -1;
+		}
+		for (int i = 1; i < nargs; i++)
+			unsetenv(args[i]);
+		return 0;
+	}
+	/* resetenv: all but the names listed; one removal per round, since
+	 * each changes environ under us */
+	for (;;) {
+		char name[256];
+		int found = 0;
+
+		for (char **e = environ; *e && !found; e++) {
+			const char *eq = strchr(*e, '=');
+			size_t l = eq ? (size_t)(eq - *e) : strlen(*e);
+			int keep = 0;
+
+			for (int i = 1; i < nargs && !keep; i++)
+				keep = strlen(args[i]) == l && !strncmp(args[i], *e, l);
+			if (keep || l >= sizeof(name))
+				continue;
+			memcpy(name, *e, l);
+			name[l] = '\0';
+			found = 1;
+		}
+		if (!found)
+			break;
+		unsetenv(name);
+	}
+	return 0;
+}
+
 static const struct cfg_kw global_kws[] = {
 	{ "nbthread",            NULL, CFG_SEC_GLOBAL, kw_global_int },
 	{ "maxconn",             NULL, CFG_SEC_GLOBAL, kw_global_int },
@@ -199,6 +252,10 @@ static const struct cfg_kw global_kws[] = {
 	{ "strict-limits",       NULL, CFG_SEC_GLOBAL, kw_strict_limits, 1 },
 	{ "tune.pool-low-fd-ratio",  NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
 	{ "tune.pool-high-fd-ratio", NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
+	{ "setenv",              NULL, CFG_SEC_GLOBAL, kw_env },
+	{ "presetenv",           NULL, CFG_SEC_GLOBAL, kw_env },
+	{ "unsetenv",            NULL, CFG_SEC_GLOBAL, kw_env },
+	{ "resetenv",            NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "expose-experimental-directives", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ "insecure-fork-wanted", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ NULL }
