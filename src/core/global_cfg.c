@@ -188,18 +188,18 @@ static int kw_env(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t
 {
 	if (!strcmp(args[0], "setenv") || !strcmp(args[0], "presetenv")) {
 		if (nargs != 3) {
-			snprintf(err, errlen, "'%s' expects a name and a value.", args[0]);
+			snprintf(err, errlen, "expects a name and a value.");
 			return -1;
 		}
 		if (setenv(args[1], args[2], !strcmp(args[0], "setenv")) < 0) {
-			snprintf(err, errlen, "'%s': %s.", args[0], strerror(errno));
+			snprintf(err, errlen, "%s.", strerror(errno));
 			return -1;
 		}
 		return 0;
 	}
 	if (!strcmp(args[0], "unsetenv")) {
 		if (nargs < 2) {
-			snprintf(err, errlen, "'unsetenv' expects at least one variable name.");
+			snprintf(err, errlen, "expects at least one variable name.");
 			return -1;
 		}
 		for (int i = 1; i < nargs; i++)
