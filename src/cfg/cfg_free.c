@@ -194,6 +194,8 @@ void cfg_free_all(void)
 	global.node = NULL;
 	free(global.localpeer);
 	global.localpeer = NULL;
+	free(global.desc);
+	global.desc = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	lb_hash_free_all();

@@ -181,6 +181,38 @@ static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 	return 0;
 }
 
+/* description <text...>: the words joined by spaces, shown by show info. */
+static int kw_description(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                          size_t errlen)
+{
+	size_t len = 0, w = 0;
+	char *d;
+
+	if (nargs < 2) {
+		snprintf(err, errlen, "expects a string argument.");
+		return -1;
+	}
+	for (int i = 1; i < nargs; i++)
+		len += strlen(args[i]) + 1;
+	d = malloc(len);
+	if (!d) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
+	for (int i = 1; i < nargs; i++) {
+		size_t l = strlen(args[i]);
+
+		if (w)
+			d[w++] = ' ';
+		memcpy(d + w, args[i], l);
+		w += l;
+	}
+	d[w] = '\0';
+	free(global.desc);
+	global.desc = d;
+	return 0;
+}
+
 /* setenv / presetenv <name> <value>, unsetenv <name>..., resetenv
  * [<name>...]: the process environment, from the next line on (each line's
  * "${VAR}" is expanded when it is read), as HAProxy 2.6 does. */
@@ -252,6 +284,7 @@ static const struct cfg_kw global_kws[] = {
 	{ "strict-limits",       NULL, CFG_SEC_GLOBAL, kw_strict_limits, 1 },
 	{ "tune.pool-low-fd-ratio",  NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
 	{ "tune.pool-high-fd-ratio", NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
+	{ "description",         NULL, CFG_SEC_GLOBAL, kw_description },
 	{ "setenv",              NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "presetenv",           NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "unsetenv",            NULL, CFG_SEC_GLOBAL, kw_env },

@@ -145,6 +145,7 @@ static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 	cli_printf(out, "Tasks: %d\n", tasks);
 	cli_printf(out, "Run_queue: %d\n", run_queue);
 	cli_printf(out, "node: %s\n", global.node ? global.node : "");
+	cli_printf(out, "description: %s\n", global.desc ? global.desc : "");
 	cli_printf(out, "Stopping: %d\n", atomic_load(&global.stopping));
 	cli_printf(out, "Jobs: %d\n", stream_count());
 	cli_printf(out, "Listeners: %d\n", 0 + (int)(!list_empty(&listeners)));

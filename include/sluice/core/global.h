@@ -52,6 +52,7 @@ struct global {
 	enum run_mode mode;
 	struct list logs;       /* struct log_target, from `log` lines */
 	char *node;             /* node name (hostname by default) */
+	char *desc;             /* `description` (show info), or NULL */
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
