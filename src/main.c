@@ -157,10 +157,36 @@ static void on_soft_stop(int sig)
 
 /* Thread 1's watcher: starts the soft stop on SIGUSR1 and ends the process
  * when no session is left. */
+/* hard-stop-after is reached: what HAProxy 2.6 says, then everything
+ * closes (the threads leave their loops, the connections go with the
+ * process). */
+static void hard_stop_now(void)
+{
+	struct list *pos, *tmp;
+
+	if (!global.quiet) {
+		fprintf(stderr, "%-10s (%d) : soft-stop running for too long, performing a "
+		        "hard-stop.\n", "[WARNING]", global.pid);
+		list_for_each_safe(pos, tmp, &proxies) {
+			struct proxy *px = list_elem(pos, struct proxy, list);
+			int n = atomic_load(&px->feconn);
+
+			if ((px->cap & PX_CAP_FE) && n > 0)
+				fprintf(stderr, "%-10s (%d) : Proxy %s hard-stopped (%d remaining "
+				        "conns will be closed).\n", "[WARNING]", global.pid, px->name, n);
+		}
+	}
+	atomic_store(&global.hard_stop, 1);
+	threads_wake_all();
+}
+
 static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 {
+	static uint64_t stop_start;
+
 	if (soft_stop_requested && !atomic_load(&global.stopping)) {
 		atomic_store(&global.stopping, 1);
+		stop_start = th_ctx->now_ms;
 		listeners_soft_stop();
 	}
 	if (atomic_load(&global.stopping) && atomic_load(&global.actconn) == 0) {
@@ -168,8 +194,15 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 		threads_wake_all();
 		return t;
 	}
+	if (atomic_load(&global.stopping) && global.hard_stop_after &&
+	    th_ctx->now_ms - stop_start >= (uint64_t)global.hard_stop_after) {
+		hard_stop_now();
+		return t;
+	}
 	pool_maybe_trim(th_ctx->now_ms);
-	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ? 100 : 250));
+	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ?
+	                (global.hard_stop_after && global.hard_stop_after < 100 ?
+	                 (uint64_t)global.hard_stop_after : 100) : 250));
 	return t;
 }
 

@@ -181,6 +181,17 @@ static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 	return 0;
 }
 
+/* hard-stop-after <time>: the longest a soft stop may last (main.c). */
+static int kw_hard_stop_after(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                              size_t errlen)
+{
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects <time> as argument.");
+		return -1;
+	}
+	return cfg_parse_time_ms(args[1], &global.hard_stop_after, err, errlen);
+}
+
 /* description <text...>: the words joined by spaces, shown by show info. */
 static int kw_description(struct cfg_ctx *ctx, char **args, int nargs, char *err,
                           size_t errlen)
@@ -285,6 +296,7 @@ static const struct cfg_kw global_kws[] = {
 	{ "tune.pool-low-fd-ratio",  NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
 	{ "tune.pool-high-fd-ratio", NULL, CFG_SEC_GLOBAL, kw_pool_fd_ratio },
 	{ "description",         NULL, CFG_SEC_GLOBAL, kw_description },
+	{ "hard-stop-after",     NULL, CFG_SEC_GLOBAL, kw_hard_stop_after },
 	{ "setenv",              NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "presetenv",           NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "unsetenv",            NULL, CFG_SEC_GLOBAL, kw_env },

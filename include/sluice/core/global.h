@@ -53,6 +53,7 @@ struct global {
 	struct list logs;       /* struct log_target, from `log` lines */
 	char *node;             /* node name (hostname by default) */
 	char *desc;             /* `description` (show info), or NULL */
+	int hard_stop_after;    /* ms a soft stop may last, 0: no limit */
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
