@@ -196,6 +196,8 @@ void cfg_free_all(void)
 	global.localpeer = NULL;
 	free(global.desc);
 	global.desc = NULL;
+	free(global.log_tag);
+	global.log_tag = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	lb_hash_free_all();

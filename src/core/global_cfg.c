@@ -141,7 +141,8 @@ static int kw_daemon(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 static int kw_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile :
-	               strcmp(args[0], "localpeer") == 0 ? &global.localpeer : &global.node;
+	               strcmp(args[0], "localpeer") == 0 ? &global.localpeer :
+	               strcmp(args[0], "log-tag") == 0 ? &global.log_tag : &global.node;
 
 	if (nargs != 2) {
 		snprintf(err, errlen, "expects one argument.");
@@ -287,6 +288,7 @@ static const struct cfg_kw global_kws[] = {
 	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "node",                NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "localpeer",           NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "log-tag",             NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "user",                NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "group",               NULL, CFG_SEC_GLOBAL, kw_ignored_warn },
 	{ "chroot",              NULL, CFG_SEC_GLOBAL, kw_ignored_warn },

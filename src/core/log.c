@@ -702,7 +702,8 @@ static size_t log_build_header(const struct log_target *t, int level,
 {
 	struct lf_out o = { buf, buf + size - 1 };
 	enum log_format fmt = t->format;
-	const char *tag = h->tag ? h->tag : LOG_DEFAULT_TAG;
+	/* the caller's tag, else the process's (`log-tag`), else "sluice" */
+	const char *tag = h->tag ? h->tag : global.log_tag ? global.log_tag : LOG_DEFAULT_TAG;
 
 	if (fmt == LOG_FORMAT_DEFAULT)
 		fmt = h->hostname ? LOG_FORMAT_RFC3164 : LOG_FORMAT_LOCAL;

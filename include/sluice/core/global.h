@@ -54,6 +54,7 @@ struct global {
 	char *node;             /* node name (hostname by default) */
 	char *desc;             /* `description` (show info), or NULL */
 	int hard_stop_after;    /* ms a soft stop may last, 0: no limit */
+	char *log_tag;          /* `log-tag`: the syslog tag, NULL: "sluice" */
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
