@@ -24,6 +24,10 @@ static int kw_global_int(struct cfg_ctx *ctx, char **args, int nargs, char *err,
 		{ "tune.maxpollevents",  &global.maxpollevents,  1, 100000 },
 		{ "tune.runqueue-depth", &global.runqueue_depth, 1, 100000 },
 		{ "tune.maxaccept",      &global.maxaccept,      -1, 100000 },
+		{ "tune.rcvbuf.client",  &global.rcvbuf_cli,     1, 1 << 30 },
+		{ "tune.sndbuf.client",  &global.sndbuf_cli,     1, 1 << 30 },
+		{ "tune.rcvbuf.server",  &global.rcvbuf_srv,     1, 1 << 30 },
+		{ "tune.sndbuf.server",  &global.sndbuf_srv,     1, 1 << 30 },
 	};
 	long v;
 
@@ -283,6 +287,10 @@ static const struct cfg_kw global_kws[] = {
 	{ "tune.runqueue-depth", NULL, CFG_SEC_GLOBAL, kw_global_int },
 	{ "tune.maxaccept",      NULL, CFG_SEC_GLOBAL, kw_global_int },
 	{ "tune.bufsize",        NULL, CFG_SEC_GLOBAL, kw_bufsize },
+	{ "tune.rcvbuf.client",  NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.sndbuf.client",  NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.rcvbuf.server",  NULL, CFG_SEC_GLOBAL, kw_global_int },
+	{ "tune.sndbuf.server",  NULL, CFG_SEC_GLOBAL, kw_global_int },
 	{ "tune.queue.wakeup",   NULL, CFG_SEC_GLOBAL, kw_wakeup_mode },
 	{ "daemon",              NULL, CFG_SEC_GLOBAL, kw_daemon },
 	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },

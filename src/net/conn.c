@@ -270,6 +270,14 @@ void conn_shutw(struct conn *c)
 	c->flags |= CONN_F_WR_SHUT;
 }
 
+void conn_set_bufs(int fd, int rcvbuf, int sndbuf)
+{
+	if (rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+}
+
 int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len)
 {
 	int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -278,6 +286,8 @@ int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t l
 	if (fd < 0)
 		return -1;
 	fd_budget_opened();
+	/* before connect(): the receive window is announced in the SYN */
+	conn_set_bufs(fd, global.rcvbuf_srv, global.sndbuf_srv);
 	if (dst->ss_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {

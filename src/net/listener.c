@@ -161,6 +161,7 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		 * client's (delayed) ACK of the previous one */
 		if (from.ss_family == AF_INET || from.ss_family == AF_INET6)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+		conn_set_bufs(fd, global.rcvbuf_cli, global.sndbuf_cli);
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
 		atomic_fetch_add(&global.cum_conns, 1);

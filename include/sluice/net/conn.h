@@ -78,6 +78,8 @@ ssize_t conn_send_bytes(struct conn *c, const void *p, size_t len);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */
 int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len);
+/* tune.rcvbuf.* / tune.sndbuf.* on socket <fd> (0: leave the kernel's). */
+void conn_set_bufs(int fd, int rcvbuf, int sndbuf);
 /* Advances the transport's handshake on an accepted connection (TLS): 0
  * once it is complete (at once on a raw socket), EINPROGRESS while it
  * waits for the socket, or an errno: ECONNRESET (the peer closed), EPROTO
