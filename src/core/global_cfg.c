@@ -186,6 +186,33 @@ static int kw_noop(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_
 	return 0;
 }
 
+/* nokqueue, noevports, nopoll, nosplice: what they turn off, sluice never
+ * uses (epoll is its poller, it does not splice): nothing to do but check
+ * that no argument follows, as HAProxy does. */
+static int kw_no_feature(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                         size_t errlen)
+{
+	if (nargs > 1) {
+		snprintf(err, errlen, "cannot handle unexpected argument '%s'.", args[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/* tune.idle-pool.shared on|off: sluice's idle server connections are always
+ * its threads' own (DESIGN: a thread owns its connections); "on" is
+ * accepted and behaves as "off" (doc/configuration.md). */
+static int kw_idle_pool_shared(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                               size_t errlen)
+{
+	if (nargs != 2 || (strcmp(args[1], "on") && strcmp(args[1], "off"))) {
+		snprintf(err, errlen, "expects either 'on' or 'off' but got '%s'.",
+		         nargs > 1 ? args[1] : "");
+		return -1;
+	}
+	return 0;
+}
+
 /* hard-stop-after <time>: the longest a soft stop may last (main.c). */
 static int kw_hard_stop_after(struct cfg_ctx *ctx, char **args, int nargs, char *err,
                               size_t errlen)
@@ -311,6 +338,11 @@ static const struct cfg_kw global_kws[] = {
 	{ "presetenv",           NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "unsetenv",            NULL, CFG_SEC_GLOBAL, kw_env },
 	{ "resetenv",            NULL, CFG_SEC_GLOBAL, kw_env },
+	{ "nokqueue",            NULL, CFG_SEC_GLOBAL, kw_no_feature },
+	{ "noevports",           NULL, CFG_SEC_GLOBAL, kw_no_feature },
+	{ "nopoll",              NULL, CFG_SEC_GLOBAL, kw_no_feature },
+	{ "nosplice",            NULL, CFG_SEC_GLOBAL, kw_no_feature },
+	{ "tune.idle-pool.shared", NULL, CFG_SEC_GLOBAL, kw_idle_pool_shared },
 	{ "expose-experimental-directives", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ "insecure-fork-wanted", NULL, CFG_SEC_GLOBAL, kw_noop },
 	{ NULL }
