@@ -206,22 +206,33 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 	return t;
 }
 
+static struct task *stop_watch_task;
+
 static int stop_watch_init(int tid)
 {
-	struct task *t;
-
 	if (pool_init_thread(tid) < 0)
 		return -1;
 	if (tid != 0)
 		return 0;
-	t = task_new(stop_watch, NULL, 0, TC_BULK, "stop_watch");
-	if (!t)
+	stop_watch_task = task_new(stop_watch, NULL, 0, TC_BULK, "stop_watch");
+	if (!stop_watch_task)
 		return -1;
-	task_set_expire(t, th_ctx->now_ms + 250);
+	task_set_expire(stop_watch_task, th_ctx->now_ms + 250);
 	return 0;
 }
 
-static struct thread_init_hook stop_watch_hook = { .fn = stop_watch_init };
+/* Whichever way the loops ended (a hard stop leaves the task with no
+ * timer and in no queue), the task goes with its thread. */
+static void stop_watch_deinit(int tid)
+{
+	if (tid == 0 && stop_watch_task) {
+		task_destroy(stop_watch_task);
+		stop_watch_task = NULL;
+	}
+}
+
+static struct thread_init_hook stop_watch_hook = { .fn = stop_watch_init,
+                                                   .deinit = stop_watch_deinit };
 
 static void setup_signals(void)
 {
