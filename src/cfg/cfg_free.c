@@ -23,6 +23,7 @@
 #include <sluice/http/act.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
+#include <sluice/http/userlist.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
@@ -200,6 +201,7 @@ void cfg_free_all(void)
 	global.log_tag = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
+	userlists_free_all();
 	lb_hash_free_all();
 	/* after the bind lines and servers that use its certificates */
 	ssl_store_free_all();

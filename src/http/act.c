@@ -30,10 +30,10 @@
  * nothing else: referencing them here links them into every program that
  * parses rules, even from a static archive (the configuration fuzzer). */
 extern const int http_act_http_anchor, http_act_misc_anchor, http_act_pat_anchor,
-	http_act_reply_anchor, http_act_uri_anchor;
+	http_act_reply_anchor, http_act_uri_anchor, http_act_auth_anchor;
 __attribute__((used)) static const int *const act_anchors[] = {
 	&http_act_http_anchor, &http_act_misc_anchor, &http_act_pat_anchor,
-	&http_act_reply_anchor, &http_act_uri_anchor,
+	&http_act_reply_anchor, &http_act_uri_anchor, &http_act_auth_anchor,
 };
 
 static int kw_http_rule(struct cfg_ctx *, char **, int, char *, size_t);

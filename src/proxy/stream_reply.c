@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
@@ -169,6 +170,50 @@ void http_reply_start(struct stream *s, int status, const struct http_reply *r, 
 	reply_start_uncounted(s, status, r, a, b);
 	if (s->st != SST_CLOSED)
 		CNT_INC(s->fe->fe_cnt.intercepted);
+}
+
+/* Drops every "<name>:" header line of the HTTP/1 head at the start of
+ * <b>, and adds "<line>\r\n" at its end. Returns 0, or -1 without room. */
+static int head_replace_header(struct buffer *b, const char *name, const char *line)
+{
+	size_t nlen = strlen(name), llen = strlen(line);
+	char *p = b->area, *end = b->area + b->data, *eol;
+
+	p = memchr(p, '\n', (size_t)(end - p));   /* past the status line */
+	if (!p)
+		return -1;
+	for (p++; p < end && *p != '\r' && *p != '\n'; p = eol + 1) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			return -1;
+		if ((size_t)(eol - p) > nlen && p[nlen] == ':' && strncasecmp(p, name, nlen) == 0) {
+			size_t cut = (size_t)(eol + 1 - p);
+
+			memmove(p, eol + 1, (size_t)(end - eol - 1));
+			b->data -= cut;
+			end -= cut;
+			eol = p - 1;
+		}
+	}
+	if (p >= end || b->data + llen + 2 > b->size)
+		return -1;
+	memmove(p + llen + 2, p, (size_t)(end - p));
+	memcpy(p, line, llen);
+	memcpy(p + llen, "\r\n", 2);
+	b->data += llen + 2;
+	return 0;
+}
+
+void http_reply_auth(struct stream *s, const char *realm)
+{
+	char line[512];
+
+	http_reply_start(s, 401, NULL, 'L', 'R');
+	if (s->st == SST_CLOSED)
+		return;
+	snprintf(line, sizeof(line), "www-authenticate: Basic realm=\"%s\"", realm);
+	if (head_replace_header(&s->res, "www-authenticate", line) < 0)
+		s->st = SST_CLOSED;   /* no room in an oversized errorfile: close */
 }
 
 int http_stream_abort(struct stream *s, char a, char b)

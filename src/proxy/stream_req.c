@@ -253,6 +253,10 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		send_100_continue(s);
 		return 0;
 	case ACT_V_DENY:
+		if (env.auth) {
+			http_reply_auth(s, env.auth_realm ? env.auth_realm : px->name);
+			return 0;
+		}
 		CNT_INC(s->fe->fe_cnt.denied_req);
 		if (s->be && s->be != s->fe)
 			CNT_INC(s->be->be_cnt.denied_req);

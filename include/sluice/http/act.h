@@ -105,6 +105,8 @@ struct act_env {
 	                              * read a PROXY header before anything else */
 	const char *switch_proto;    /* SWITCH_HTTP: "h1", "h2" or NULL (guess) */
 	int strict_off;              /* internal: strict-mode off in effect */
+	int auth;                    /* DENY of `auth`: a 401 with a Basic challenge */
+	const char *auth_realm;      /* its realm, NULL: the default one */
 };
 
 /* Bits of act_kw.sets */
