@@ -24,6 +24,7 @@
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
 #include <sluice/http/userlist.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
@@ -123,6 +124,7 @@ static void free_http_settings(struct proxy *px)
 		free(px->errors);
 	}
 	free(px->monitor_uri);
+	stats_page_release(px->stats);
 	free(px->fwdfor.hdr);
 	free(px->origto.hdr);
 	free(px->unique_id_fmt_str);

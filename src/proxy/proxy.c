@@ -18,6 +18,7 @@
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
@@ -184,6 +185,11 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	if (def->errors && (px->errors = malloc(sizeof(*px->errors)))) {
 		http_errors_init(px->errors);
 		http_errors_copy(px->errors, def->errors, NULL, 0);
+	}
+	if (def->stats) {
+		/* shared until a `stats` line of the proxy makes it its own */
+		px->stats = def->stats;
+		px->stats->refcnt++;
 	}
 	if (px->cap & PX_CAP_FE) {
 		px->monitor_uri = def->monitor_uri ? strdup(def->monitor_uri) : NULL;

@@ -261,8 +261,8 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 	s->res.head = s->res.data = 0;
 	n = snprintf(s->res.area, s->res.size,
 	             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
-	             "content-length: %zu\r\n\r\n", rep->status, http_status_reason(rep->status),
-	             rep->content_type, rep->len);
+	             "content-length: %zu\r\n%s\r\n", rep->status, http_status_reason(rep->status),
+	             rep->content_type, rep->len, rep->extra_hdrs);
 	if (n < 0 || (size_t)n >= s->res.size)
 		return -1;
 	s->res.data = (size_t)n;
@@ -272,17 +272,21 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 void http_service_start(struct stream *s, const char *name)
 {
 	const struct act_service *as = act_service_find(name);
-	const struct http_service *svc;
-	struct http_txn *t = s->txn;
-	struct svc_reply rep = { 0 };
-	int rc;
 
 	if (!as) {
 		http_reply_start(s, 503, NULL, 'P', 'R');
 		return;
 	}
 	/* every service is registered through http_service_register() */
-	svc = list_elem(as, struct http_service, as);
+	http_service_run(s, list_elem(as, struct http_service, as));
+}
+
+void http_service_run(struct stream *s, const struct http_service *svc)
+{
+	struct http_txn *t = s->txn;
+	struct svc_reply rep = { 0 };
+	int rc;
+
 	http_service_release(s);
 	/* counted before the service runs, as HAProxy: a scrape sees itself */
 	CNT_INC(s->fe->fe_cnt.intercepted);

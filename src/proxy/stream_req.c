@@ -23,6 +23,7 @@
 #include <sluice/http/mux_h2.h>
 #include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/net/addr.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
@@ -254,7 +255,10 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		return 0;
 	case ACT_V_DENY:
 		if (env.auth) {
-			http_reply_auth(s, env.auth_realm ? env.auth_realm : px->name);
+			/* the default realm: the proxy's name, or the stats page's */
+			http_reply_auth(s, env.auth_realm ? env.auth_realm :
+			                px->stats && rules == &px->stats->rules ? STATS_DEFAULT_REALM :
+			                px->name);
 			return 0;
 		}
 		CNT_INC(s->fe->fe_cnt.denied_req);
@@ -337,7 +341,59 @@ struct proxy *stream_choose_backend(struct stream *s)
 	return (fe->cap & PX_CAP_BE) ? fe : NULL;
 }
 
-enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
+enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_FE_STATS, ANA_BACKEND, ANA_BE_RULES,
+       ANA_BE_STATS, ANA_DONE };
+
+static struct http_service stats_service = {
+	.as = { .name = "<stats page>" },
+	.log_name = "<STATS>",
+	.produce = stats_page_produce,
+};
+
+/* Whether a `stats admin` condition of <sp> grants the admin level. */
+static int stats_admin_granted(struct stream *s, const struct stats_page *sp)
+{
+	struct smp_ctx c;
+
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (const struct stats_admin_rule *r = sp->admin; r; r = r->next)
+		if (acl_cond_eval(r->cond, &c) == ACL_TEST_PASS)
+			return 1;
+	return 0;
+}
+
+/* After <px>'s http-request rules, as HAProxy: a request for its stats page
+ * goes through the page's own rules (stats http-request, stats auth), gets
+ * the admin level if a `stats admin` condition matches, and the page
+ * answers it; an admin POST waits for its body first. Returns 1 when the
+ * request is not for the page, 0 when it was answered or waits. */
+static int stats_step(struct stream *s, struct proxy *px, int final)
+{
+	struct http_txn *t = s->txn;
+	struct stats_page *sp = px->stats;
+
+	if (t->stats_px != px) {
+		if (!sp || !stats_page_match(sp, &t->req))
+			return 1;
+		t->stats_px = px;
+	}
+	if (!t->stats_rules_done) {
+		if (!run_req_rules(s, px, &sp->rules, ACT_HTTP_REQ, final))
+			return 0;
+		t->stats_rules_done = 1;
+		t->stats_admin = stats_admin_granted(s, sp);
+	}
+	if (t->req.meth == HTTP_METH_POST && t->stats_admin && !final && !t->req_body.done &&
+	    buf_room(&s->req)) {
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now_ms(), http_first_set(s->fe->timeout_http_request,
+		                                                      s->fe->timeout_client));
+		return 0;
+	}
+	http_service_run(s, &stats_service);
+	return 0;
+}
 
 static int monitor_hit(const struct stream *s)
 {
@@ -382,6 +438,11 @@ void http_analyze(struct stream *s, int final)
 	case ANA_FE_RULES:
 		if (!run_req_rules(s, s->fe, &s->fe->http_req_rules, ACT_HTTP_REQ, final))
 			return;
+		t->ana_step = ANA_FE_STATS;
+		/* fall through */
+	case ANA_FE_STATS:
+		if (!stats_step(s, s->fe, final))
+			return;
 		t->ana_step = ANA_BACKEND;
 		/* fall through */
 	case ANA_BACKEND: {
@@ -400,6 +461,11 @@ void http_analyze(struct stream *s, int final)
 	case ANA_BE_RULES:
 		if (s->be != s->fe &&
 		    !run_req_rules(s, s->be, &s->be->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_BE_STATS;
+		/* fall through */
+	case ANA_BE_STATS:
+		if (s->be != s->fe && !stats_step(s, s->be, final))
 			return;
 		t->ana_step = ANA_DONE;
 		/* fall through */

@@ -106,6 +106,9 @@ struct http_txn {
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
 	const struct http_reply *tarpit_reply;   /* tarpit's own reply, or NULL */
+	const struct proxy *stats_px; /* the proxy whose stats page answers, or NULL */
+	int stats_admin;             /* its `stats admin` condition matched */
+	int stats_rules_done;        /* its `stats http-request` rules ran */
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;

@@ -16,6 +16,7 @@
 
 struct acl_list;
 struct http_errors;
+struct stats_page;
 struct hchk_rules;
 
 struct server;
@@ -246,6 +247,8 @@ struct proxy {
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */
 	struct http_errors *errors; /* errorfile & co (NULL: built-in pages only) */
 	char *monitor_uri;
+	struct stats_page *stats;   /* stats enable/uri/auth...: the HTTP stats page
+	                             * (src/mgmt/stats_page.c), or NULL */
 	struct px_fwd_hdr fwdfor, origto;
 	char *unique_id_fmt_str;
 	char *unique_id_fmt_file;   /* where unique_id_fmt_str was written (own copy) */

@@ -138,6 +138,7 @@ struct svc_reply {
 	const char *content_type;
 	char *body;                /* malloc'ed, handed over to the stream */
 	size_t len;
+	char extra_hdrs[512];      /* more header lines ("name: value\r\n"...) */
 };
 
 struct http_service {

@@ -110,6 +110,9 @@ void http_reply_auth(struct stream *s, const char *realm);
 /* use-service <name>: the service answers the request (its head in the
  * response buffer, its body in s->svc_body). */
 void http_service_start(struct stream *s, const char *name);
+/* The same for a service that use-service does not name (the stats page). */
+struct http_service;
+void http_service_run(struct stream *s, const struct http_service *svc);
 /* Moves the next bytes of the service's body into the response buffer;
  * returns 1 if some moved. */
 int  http_service_feed(struct stream *s);
