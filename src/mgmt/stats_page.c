@@ -482,7 +482,7 @@ static int form_decode(const char *in, size_t len, char *out, size_t room)
 	return 0;
 }
 
-static struct proxy *post_backend(const char *v)
+static void *post_backend(void *ctx, const char *v)
 {
 	if (v[0] == '#') {
 		char *end;
@@ -501,23 +501,35 @@ static struct proxy *post_backend(const char *v)
 	return proxy_find(v, PX_CAP_BE);
 }
 
+static int post_apply(void *ctx, void *be, int action, const char *name)
+{
+	struct server *srv = server_find(be, name);
+
+	if (!srv)
+		return 0;
+	srv_set_admin(srv, action == STATS_ACT_READY ? SRV_ADMIN_READY :
+	              action == STATS_ACT_DRAIN ? SRV_ADMIN_DRAIN : SRV_ADMIN_MAINT);
+	return 1;
+}
+
 static int post_action(const char *v)
 {
 	if (!strcmp(v, "ready"))
-		return SRV_ADMIN_READY;
+		return STATS_ACT_READY;
 	if (!strcmp(v, "drain"))
-		return SRV_ADMIN_DRAIN;
+		return STATS_ACT_DRAIN;
 	if (!strcmp(v, "maint"))
-		return SRV_ADMIN_MAINT;
+		return STATS_ACT_MAINT;
 	return -1;
 }
 
 /* As HAProxy, the pairs are read from the last one: the form puts the
  * backend and the action after the servers' checkboxes. */
-const char *stats_page_post(const char *body, size_t len)
+const char *stats_form_walk(const char *body, size_t len, const struct stats_form_ops *ops,
+                            void *ctx)
 {
-	struct proxy *be = NULL;
-	int action = -1, have_action = 0, total = 0, altered = 0;
+	void *be = NULL;
+	int action = -1, total = 0, altered = 0;
 	const char *end = body + len;
 
 	while (end > body) {
@@ -530,25 +542,18 @@ const char *stats_page_post(const char *body, size_t len)
 		if (eq && form_decode(start, (size_t)(eq - start), key, sizeof(key)) == 0 &&
 		    form_decode(eq + 1, (size_t)(end - eq - 1), val, sizeof(val)) == 0) {
 			if (!strcmp(key, "b")) {
-				be = post_backend(val);
+				be = ops->find_backend(ctx, val);
 				if (!be)
 					return "ERRP";
 			} else if (!strcmp(key, "action")) {
 				action = post_action(val);
-				have_action = 1;
 				if (action < 0)
 					return "ERRP";
 			} else if (!strcmp(key, "s")) {
-				struct server *srv;
-
-				if (!be || !have_action)
+				if (!be || action < 0)
 					return "ERRP";
 				total++;
-				srv = server_find(be, val);
-				if (srv) {
-					srv_set_admin(srv, action);
-					altered++;
-				}
+				altered += ops->apply(ctx, be, action, val) ? 1 : 0;
 			}
 		}
 		end = start > body ? start - 1 : body;
@@ -556,6 +561,13 @@ const char *stats_page_post(const char *body, size_t len)
 	if (!total)
 		return "NONE";
 	return altered == total ? "DONE" : altered ? "PART" : "ERRP";
+}
+
+const char *stats_page_post(const char *body, size_t len)
+{
+	static const struct stats_form_ops ops = { post_backend, post_apply };
+
+	return stats_form_walk(body, len, &ops, NULL);
 }
 
 /* ---- the answer ---- */

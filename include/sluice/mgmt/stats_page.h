@@ -74,6 +74,18 @@ int stats_page_produce(struct stream *s, struct svc_reply *out);
 int stats_page_render(const struct proxy *px, const char *opts, size_t olen, int admin,
                       char **body, size_t *len, int *csv);
 
+/* The admin form's parser, separate from what it changes (for the fuzzer):
+ * <find_backend> resolves "b" (a name or "#<id>"), NULL if none; <apply>
+ * does <action> (STATS_ACT_*) to the server named <name> of it, and says
+ * whether there was such a server. Returns the status word. */
+enum { STATS_ACT_READY, STATS_ACT_DRAIN, STATS_ACT_MAINT };
+struct stats_form_ops {
+	void *(*find_backend)(void *ctx, const char *name);
+	int (*apply)(void *ctx, void *be, int action, const char *name);
+};
+const char *stats_form_walk(const char *body, size_t len, const struct stats_form_ops *ops,
+                            void *ctx);
+
 /* Applies an admin POST body (HAProxy's form: b=<backend>&action=<a>&s=<server>...)
  * and returns the status word of the redirect: DONE, PART, NONE, ERRP. */
 const char *stats_page_post(const char *body, size_t len);
