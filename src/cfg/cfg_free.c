@@ -28,6 +28,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
+#include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -168,6 +169,7 @@ void cfg_free_proxy(struct proxy *px)
 	lb_hash_forget(px);      /* a proxy allocated at the same address later
 	                          * must not find its hash settings */
 	hchk_free(px);
+	tchk_free(px);
 	lock_destroy(&px->lb_lock);
 	lock_destroy(&px->state_lock);
 	lock_destroy(&px->queue.lock);

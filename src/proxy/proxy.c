@@ -16,6 +16,7 @@
 #include <sluice/expr/acl.h>
 #include <sluice/http/errors.h>
 #include <sluice/proxy/check_http.h>
+#include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/mgmt/stats_page.h>
@@ -170,6 +171,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	}
 	server_copy_settings(px->defsrv, def->defsrv);
 	hchk_inherit(px, def);
+	tchk_inherit(px, def);
 	/* HTTP (http_cfg.c): scalars, then deep copies */
 	px->timeout_http_request = def->timeout_http_request;
 	px->timeout_http_keep_alive = def->timeout_http_keep_alive;

@@ -18,6 +18,7 @@ struct acl_list;
 struct http_errors;
 struct stats_page;
 struct hchk_rules;
+struct tchk_rules;
 
 struct server;
 struct listener;
@@ -48,6 +49,8 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_LOG_HCHK          0x20000 /* option log-health-checks */
 #define PX_O_HTTPCHK           0x40000 /* option httpchk (rules: px->hchk) */
 #define PX_O_DISABLE404        0x80000 /* http-check disable-on-404 */
+#define PX_O_TCPCHK            0x100000 /* option tcp-check or a protocol check
+                                         * (rules: px->tchk) */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
@@ -223,6 +226,8 @@ struct proxy {
 	 * the defaults section until the proxy has a rule of its own */
 	struct hchk_rules *hchk;
 	int hchk_owned;
+	struct tchk_rules *tchk;    /* tcp-check rules (check_tcp.c), maybe the defaults' */
+	int tchk_owned;
 
 	struct proxy *defaults;     /* the defaults it inherited */
 
