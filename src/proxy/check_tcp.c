@@ -724,8 +724,13 @@ static int ldap_eval(const char *buf, size_t len, int last, struct hchk_verdict 
 {
 	size_t i = 1, msglen;
 
-	if (len < 2)
-		return last ? -1 : 0;
+	if (len < 2) {
+		if (!last)
+			return 0;
+		v->status = CHK_ST_L7RSP;
+		snprintf(v->desc, sizeof(v->desc), "Not LDAPv3 protocol");
+		return -1;
+	}
 	/* the message length: short form, or long form with up to 4 bytes */
 	if ((unsigned char)buf[i] & 0x80) {
 		size_t nb = (unsigned char)buf[i] & 0x7f;
