@@ -159,8 +159,15 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		/* as HAProxy: what sluice writes is whole messages or as much as
 		 * it has; Nagle would hold a response's last piece until the
 		 * client's (delayed) ACK of the previous one */
-		if (from.ss_family == AF_INET || from.ss_family == AF_INET6)
+		if (from.ss_family == AF_INET || from.ss_family == AF_INET6) {
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+			if (l->fe) {
+				conn_apply_sockopts(fd, &l->fe->cli_so);
+				if (l->fe->cli_so.smart)
+					setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &(int){ 0 },
+					           sizeof(int));
+			}
+		}
 		conn_set_bufs(fd, global.rcvbuf_cli, global.sndbuf_cli);
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
@@ -289,6 +296,7 @@ static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err,
 	const struct sl_addr *a = &bc->addr;
 	int fd, one = 1;
 	int backlog = bc->backlog > 0 ? bc->backlog :
+	              bc->fe && bc->fe->backlog > 0 ? bc->fe->backlog :
 	              (bc->maxconn > 0 ? bc->maxconn : 1024);
 
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

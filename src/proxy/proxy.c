@@ -152,6 +152,9 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->redispatch_interval = def->redispatch_interval;
 	px->fullconn = def->fullconn;
 	px->lb_algo = def->lb_algo;
+	px->cli_so = def->cli_so;
+	px->srv_so = def->srv_so;
+	px->backlog = def->backlog;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;

@@ -11,6 +11,7 @@
 #include <sluice/core/lock.h>
 #include <sluice/core/log.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/conn.h>
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
 
@@ -171,6 +172,11 @@ struct proxy {
 	char *conf_file;
 	int conf_line;
 	int disabled;
+	int custom_id;              /* `id`: uuid set by the configuration */
+	/* socket options (px_sock.c): client side (frontend), server side
+	 * (backend), and the listen backlog of bind lines without their own */
+	struct conn_sockopts cli_so, srv_so;
+	int backlog;
 
 	/* settings inherited from a defaults section */
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;
