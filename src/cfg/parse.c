@@ -24,6 +24,8 @@
  * parses a configuration, even from a static archive. */
 extern const int core_global_cfg_anchor;
 __attribute__((used)) static const int *const global_kws_anchor = &core_global_cfg_anchor;
+extern const int core_global_tune_anchor;
+__attribute__((used)) static const int *const global_tune_anchor = &core_global_tune_anchor;
 
 static struct cfg_kw_table *kw_tables;
 static struct cfg_post_hook *post_hooks;

@@ -174,7 +174,6 @@ static int userlist_begin(KW_ARGS)
 		                  args[2]);
 	if (userlist_find(args[1])) {
 		cfg_warning(ctx->file, ctx->line, "ignoring duplicated userlist '%s'.", args[1]);
-		ctx->warnings++;
 		cur_skip = 1;
 		return 0;
 	}
@@ -199,7 +198,6 @@ static int kw_group(KW_ARGS)
 	if (find_group(cur, args[1], strlen(args[1])) >= 0) {
 		cfg_warning(ctx->file, ctx->line, "ignoring duplicated group '%s' in userlist '%s'.",
 		            args[1], cur->name);
-		ctx->warnings++;
 		return 0;
 	}
 	if (cur->ngroups == UL_MAX_GROUPS)
@@ -237,7 +235,6 @@ static int kw_user(KW_ARGS)
 	if (find_user(cur, args[1], strlen(args[1]))) {
 		cfg_warning(ctx->file, ctx->line, "ignoring duplicated user '%s' in userlist '%s'.",
 		            args[1], cur->name);
-		ctx->warnings++;
 		return 0;
 	}
 	for (int i = 2; i < nargs; i += 2) {

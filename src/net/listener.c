@@ -378,7 +378,8 @@ static int listener_create(struct bind_conf *bc)
 
 	if (bc->addr.kind == ADDR_FD) {
 		l->shared_fd = adopt_inherited(bc, err, sizeof(err));
-	} else if (bc->addr.kind != ADDR_INET) {
+	} else if (bc->addr.kind != ADDR_INET || global.noreuseport) {
+		/* one socket that every thread polls (EPOLLEXCLUSIVE) */
 		l->shared_fd = bind_one_socket(bc, 0, err, sizeof(err));
 	} else {
 		for (int i = 0; i < global.nbthread; i++) {
@@ -391,7 +392,7 @@ static int listener_create(struct bind_conf *bc)
 			}
 		}
 	}
-	if (bc->addr.kind != ADDR_INET && l->shared_fd < 0)
+	if ((bc->addr.kind != ADDR_INET || global.noreuseport) && l->shared_fd < 0)
 		failed = 1;
 	if (failed) {
 		cfg_alert(bc->file, bc->line, "%s '%s': %s.",

@@ -23,6 +23,11 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
+/* the socket settings and `id` keywords (px_sock.c) register from a
+ * constructor: referencing them links them wherever proxies are */
+extern const int proxy_px_sock_anchor;
+__attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
+
 struct list proxies = LIST_HEAD_INIT(proxies);
 static struct list defaults_list = LIST_HEAD_INIT(defaults_list);
 static struct proxy *last_defaults;

@@ -49,6 +49,9 @@ static const struct cfg_kw px_sock_kws[] = {
 };
 CFG_REGISTER(px_sock_kws)
 
+/* referenced by proxy.c: see its anchor */
+const int proxy_px_sock_anchor;
+
 static int no_args(char **args, int nargs, int first, char *err, size_t errlen)
 {
 	if (nargs > first)

@@ -38,7 +38,7 @@ static uint64_t now_ms(void)
 static void copy_request_line(struct http_txn *t)
 {
 	const struct http_msg *m = &t->req;
-	size_t n = 0, max = sizeof(t->uri_copy) - 1;
+	size_t n = 0, max = (size_t)global.http_logurilen;   /* <= TXN_URI_MAX */
 	const struct ist parts[3] = { m->method, m->uri, m->version };
 
 	for (int i = 0; i < 3 && n < max; i++) {

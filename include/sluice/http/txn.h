@@ -72,7 +72,7 @@ struct http_txn {
 	struct http_hdr res_hdrs[TXN_HDRS_CAP];
 	char req_arena[TXN_ARENA_SIZE];
 	char res_arena[TXN_ARENA_SIZE];
-	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV);
+	char uri_copy[TXN_URI_MAX + 1]; /* request line, for logs (%r %HM %HU %HV);
 	                              * valid up to uri_copy_len (not cleared) */
 	/* everything from here on is cleared for each transaction */
 	struct txn_body req_body, res_body;
