@@ -27,6 +27,8 @@
  * constructor: referencing them links them wherever proxies are */
 extern const int proxy_px_sock_anchor;
 __attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
+extern const int http_px_cfg_anchor;
+__attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
 
 struct list proxies = LIST_HEAD_INIT(proxies);
 static struct list defaults_list = LIST_HEAD_INIT(defaults_list);
@@ -196,6 +198,8 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 		http_errors_init(px->errors);
 		http_errors_copy(px->errors, def->errors, NULL, 0);
 	}
+	if (def->send_name_hdr && (px->cap & PX_CAP_BE))
+		px->send_name_hdr = strdup(def->send_name_hdr);
 	if (def->stats) {
 		/* shared until a `stats` line of the proxy makes it its own */
 		px->stats = def->stats;

@@ -162,6 +162,13 @@ int http_request_emit(struct stream *s)
 	struct http_msg *m = &t->req;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 
+	/* http-send-name-header: the server of this attempt, set as the
+	 * request leaves (a retry elsewhere sets it again) */
+	if (s->be->send_name_hdr && s->srv &&
+	    http_hdr_set(&t->req_edit, (struct ist){ s->be->send_name_hdr,
+	                                             strlen(s->be->send_name_hdr) },
+	                 (struct ist){ s->srv->name, strlen(s->srv->name) }) < 0)
+		return -1;
 	if (s->h2bs)
 		return request_emit_h2(s);   /* 0, 1 (not yet), -2, -3 */
 
@@ -416,6 +423,21 @@ static int monitor_hit(const struct stream *s)
 	return target.len == l && memcmp(target.ptr, mu, l) == 0;
 }
 
+/* Whether a `monitor fail` condition of the frontend holds. */
+static int monitor_failed(struct stream *s)
+{
+	struct smp_ctx c;
+
+	if (!s->fe->nmonitor_fail)
+		return 0;
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (int i = 0; i < s->fe->nmonitor_fail; i++)
+		if (acl_cond_eval(s->fe->monitor_fail[i], &c) == ACL_TEST_PASS)
+			return 1;
+	return 0;
+}
+
 /* The request analysis steps, resumable after a rule yielded. */
 void http_analyze(struct stream *s, int final)
 {
@@ -430,7 +452,7 @@ void http_analyze(struct stream *s, int final)
 	case ANA_MONITOR:
 		if (monitor_hit(s)) {
 			t->flags |= TX_F_MONITOR;
-			http_reply_start(s, 200, NULL, '-', '-');
+			http_reply_start(s, monitor_failed(s) ? 503 : 200, NULL, '-', '-');
 			return;
 		}
 		t->ana_step = ANA_FE_RULES;

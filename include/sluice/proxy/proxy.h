@@ -258,6 +258,9 @@ struct proxy {
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */
 	struct http_errors *errors; /* errorfile & co (NULL: built-in pages only) */
 	char *monitor_uri;
+	struct acl_cond **monitor_fail; /* `monitor fail` conditions (any: 503) */
+	int nmonitor_fail;
+	char *send_name_hdr;        /* http-send-name-header, or NULL */
 	struct stats_page *stats;   /* stats enable/uri/auth...: the HTTP stats page
 	                             * (src/mgmt/stats_page.c), or NULL */
 	struct px_fwd_hdr fwdfor, origto;
