@@ -130,6 +130,9 @@ static void free_http_settings(struct proxy *px)
 	for (int i = 0; i < px->nmonitor_fail; i++)
 		acl_cond_free(px->monitor_fail[i]);
 	free(px->monitor_fail);
+	for (int i = 0; i < px->npersist_rules; i++)
+		acl_cond_free(px->persist_rules[i].cond);
+	free(px->persist_rules);
 	free(px->fwdfor.hdr);
 	free(px->origto.hdr);
 	free(px->unique_id_fmt_str);

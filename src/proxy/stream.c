@@ -700,6 +700,22 @@ static void got_server(struct stream *s, struct server *srv)
 		stream_abort(s, 'R', 'C');
 }
 
+/* Persistence to a server that is not usable: with force-persist or
+ * `option persist` (as HAProxy: its cookie designates it whatever its
+ * state). */
+static int persist_forced(const struct stream *s)
+{
+	return s->force_persist || (s->be->options & PX_O_PERSIST);
+}
+
+/* option prefer-last-server: the server the kept connection goes to, when
+ * usable, rather than a new choice of the balancer. */
+static int last_server_preferred(const struct stream *s)
+{
+	return (s->be->options & PX_O_PREFER_LAST) && s->sc_srv && s->sc_srv->be == s->be &&
+	       s->sc_srv != s->prev_srv && srv_is_usable(s->sc_srv);
+}
+
 void do_assign(struct stream *s)
 {
 	struct server *srv;
@@ -732,9 +748,14 @@ void do_assign(struct stream *s)
 		if (u)
 			s->persist_srv = u;   /* use-server: before persistence */
 	}
-	if (s->persist_srv && s->persist_srv != s->prev_srv && srv_is_usable(s->persist_srv)) {
+	if (s->persist_srv && s->persist_srv != s->prev_srv &&
+	    (srv_is_usable(s->persist_srv) || persist_forced(s))) {
 		/* cookie persistence: that server, or its queue */
 		srv = s->persist_srv;
+		r = srv_take_slot(srv) ? LB_OK : LB_QUEUE_SRV;
+	} else if (last_server_preferred(s)) {
+		/* option prefer-last-server: the server of the kept connection */
+		srv = s->sc_srv;
 		r = srv_take_slot(srv) ? LB_OK : LB_QUEUE_SRV;
 	} else {
 		r = lb_pick(s->be, &s->cli.src, s->has_hkey ? &s->hkey : NULL, s->prev_srv, &srv);

@@ -1423,6 +1423,7 @@ static void stream_next_txn(struct stream *s)
 	s->srv_queue_len = s->be_queue_len = 0;
 	s->has_hkey = 0;
 	s->persist_srv = NULL;
+	s->force_persist = 0;
 	s->svc_log_name = NULL;
 	s->accept_us = stream_wall_us();
 	s->accept_ms = now_ms();

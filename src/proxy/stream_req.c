@@ -423,25 +423,49 @@ static int monitor_hit(const struct stream *s)
 	return target.len == l && memcmp(target.ptr, mu, l) == 0;
 }
 
-/* Whether a `monitor fail` condition of the frontend holds. */
-static int monitor_failed(struct stream *s)
+/* Whether one of the conditions <conds> holds for the request. */
+static int any_cond(struct stream *s, struct acl_cond **conds, int n)
 {
 	struct smp_ctx c;
 
-	if (!s->fe->nmonitor_fail)
+	if (!n)
 		return 0;
 	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
 	c.final = 1;
-	for (int i = 0; i < s->fe->nmonitor_fail; i++)
-		if (acl_cond_eval(s->fe->monitor_fail[i], &c) == ACL_TEST_PASS)
+	for (int i = 0; i < n; i++)
+		if (acl_cond_eval(conds[i], &c) == ACL_TEST_PASS)
 			return 1;
 	return 0;
+}
+
+/* The first force-persist or ignore-persist rule of the backend that
+ * matches: 1 force, -1 ignore, 0 none. */
+static int persist_rule(struct stream *s)
+{
+	const struct proxy *be = s->be;
+	struct smp_ctx c;
+
+	if (!be->npersist_rules)
+		return 0;
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (int i = 0; i < be->npersist_rules; i++)
+		if (acl_cond_eval(be->persist_rules[i].cond, &c) == ACL_TEST_PASS)
+			return be->persist_rules[i].force ? 1 : -1;
+	return 0;
+}
+
+/* Whether a `monitor fail` condition of the frontend holds. */
+static int monitor_failed(struct stream *s)
+{
+	return any_cond(s, s->fe->monitor_fail, s->fe->nmonitor_fail);
 }
 
 /* The request analysis steps, resumable after a rule yielded. */
 void http_analyze(struct stream *s, int final)
 {
 	struct http_txn *t = s->txn;
+	int persist;
 
 	switch (t->ana_step) {
 	case ANA_TCP:
@@ -497,7 +521,14 @@ void http_analyze(struct stream *s, int final)
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
-	if (s->be->cookie_name) {
+	persist = persist_rule(s);
+	s->force_persist = persist > 0;
+	if (s->be->cookie_name && persist < 0) {
+		/* ignore-persist: the cookie is read (and kept), not followed */
+		http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term, &t->ck);
+		t->cookie_term[0] = 0;
+	} else if (s->be->cookie_name) {
+		t->ck.force = s->force_persist || (s->be->options & PX_O_PERSIST);
 		s->persist_srv = http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term,
 		                                       &t->ck);
 		t->srv_from_cookie = s->persist_srv != NULL;

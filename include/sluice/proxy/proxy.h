@@ -18,6 +18,10 @@
 struct acl_list;
 struct http_errors;
 struct stats_page;
+struct persist_rule {
+	struct acl_cond *cond;
+	int force;                  /* 1 force-persist, 0 ignore-persist */
+};
 struct hchk_rules;
 struct tchk_rules;
 
@@ -52,6 +56,8 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_DISABLE404        0x80000 /* http-check disable-on-404 */
 #define PX_O_TCPCHK            0x100000 /* option tcp-check or a protocol check
                                          * (rules: px->tchk) */
+#define PX_O_PERSIST           0x200000 /* option persist */
+#define PX_O_PREFER_LAST       0x400000 /* option prefer-last-server */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
@@ -261,6 +267,9 @@ struct proxy {
 	struct acl_cond **monitor_fail; /* `monitor fail` conditions (any: 503) */
 	int nmonitor_fail;
 	char *send_name_hdr;        /* http-send-name-header, or NULL */
+	struct persist_rule *persist_rules;  /* force-persist, ignore-persist, in
+	                                      * order: the first match decides */
+	int npersist_rules;
 	struct stats_page *stats;   /* stats enable/uri/auth...: the HTTP stats page
 	                             * (src/mgmt/stats_page.c), or NULL */
 	struct px_fwd_hdr fwdfor, origto;
