@@ -1,6 +1,7 @@
 /* Persistence settings of backends: `option persist`, `force-persist`,
- * `ignore-persist` and `option prefer-last-server` (HAProxy 2.6 manual,
- * section 4.2). Configuration time; the stream reads them when it looks at
+ * `ignore-persist` and `option prefer-last-server`; and `option
+ * abortonclose` (a queued request whose client closed is dropped)
+ * (HAProxy 2.6 manual, section 4.2). Configuration time; the stream reads them when it looks at
  * a persistence cookie and when it picks a server (stream_req.c,
  * stream.c).
  */
@@ -20,6 +21,7 @@ static int kw_persist_cond(KW_ARGS);
 static const struct cfg_kw persist_kws[] = {
 	{ "option", "persist",            CFG_SEC_BE, kw_option, 1 },
 	{ "option", "prefer-last-server", CFG_SEC_BE, kw_option, 1 },
+	{ "option", "abortonclose",       CFG_SEC_BE, kw_option, 1 },
 	{ "force-persist",  NULL,         CFG_SEC_BE_ONLY, kw_persist_cond },
 	{ "ignore-persist", NULL,         CFG_SEC_BE_ONLY, kw_persist_cond },
 	{ NULL }
@@ -31,7 +33,8 @@ const int proxy_persist_cfg_anchor;
 
 static int kw_option(KW_ARGS)
 {
-	unsigned int f = !strcmp(args[1], "persist") ? PX_O_PERSIST : PX_O_PREFER_LAST;
+	unsigned int f = !strcmp(args[1], "persist") ? PX_O_PERSIST :
+	                 !strcmp(args[1], "abortonclose") ? PX_O_ABORTONCLOSE : PX_O_PREFER_LAST;
 
 	if (nargs > 2)
 		return errmsg_set(err, errlen, "'option %s' cannot handle unexpected argument '%s'.",

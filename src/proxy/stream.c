@@ -808,7 +808,10 @@ void do_queued(struct stream *s)
 
 	if (atomic_load_explicit(&s->pend.q, memory_order_acquire) == NULL) {
 		srv = stream_leave_queue(s);   /* already out: collects the server */
-	} else if (read_client_early(s) < 0 || (s->cli.flags & CONN_F_HUP)) {
+	} else if (read_client_early(s) < 0 || (s->cli.flags & CONN_F_HUP) ||
+	           ((s->be->options & PX_O_ABORTONCLOSE) && (s->cli.flags & CONN_F_RD_SHUT))) {
+		/* gone, or (option abortonclose) done sending: nobody would
+		 * read the answer, the slot goes to someone who would */
 		srv = stream_leave_queue(s);
 		if (srv)
 			srv_release_slot(srv);

@@ -58,6 +58,7 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
                                          * (rules: px->tchk) */
 #define PX_O_PERSIST           0x200000 /* option persist */
 #define PX_O_PREFER_LAST       0x400000 /* option prefer-last-server */
+#define PX_O_ABORTONCLOSE      0x800000 /* option abortonclose */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
