@@ -127,6 +127,7 @@ static void free_http_settings(struct proxy *px)
 	free(px->monitor_uri);
 	stats_page_release(px->stats);
 	free(px->send_name_hdr);
+	free(px->capture_cookie);
 	for (int i = 0; i < px->nmonitor_fail; i++)
 		acl_cond_free(px->monitor_fail[i]);
 	free(px->monitor_fail);

@@ -137,6 +137,14 @@ static void txn_cleanup(struct http_txn *t)
 	vars_prune(&t->vars_res);
 	free(t->unique_id);
 	t->unique_id = NULL;
+	if (t->cookie_cap_cli) {
+		free(t->cookie_cap_cli);
+		t->cookie_cap_cli = NULL;
+	}
+	if (t->cookie_cap_srv) {
+		free(t->cookie_cap_srv);
+		t->cookie_cap_srv = NULL;
+	}
 	/* most transactions capture nothing: no call per empty slot */
 	for (int i = 0; i < TXN_MAX_CAPTURES; i++) {
 		if (t->req_cap[i]) {
@@ -855,6 +863,9 @@ static int response_parsed(struct stream *s)
 			}
 		}
 	}
+	if (s->fe->capture_cookie && !t->cookie_cap_srv)
+		t->cookie_cap_srv = http_cookie_capture(m, 1, s->fe->capture_cookie,
+		                                        s->fe->capture_cookie_len);
 	if (m->flags & HTTP_F_TUNNEL)
 		fl |= H1O_F_TUNNEL;
 	if (from_server) {

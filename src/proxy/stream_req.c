@@ -19,6 +19,7 @@
 #include <sluice/http/act.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
+#include <sluice/http/http_cookie.h>
 #include <sluice/http/msgedit.h>
 #include <sluice/http/mux_h2.h>
 #include <sluice/http/mux_h2_back.h>
@@ -108,6 +109,9 @@ static void request_final_edits(struct stream *s)
 
 		add_fwd_header(s, cfg, "x-original-to", conn_dst(&s->cli), 0);
 	}
+	if (fe->capture_cookie && !t->cookie_cap_cli)
+		t->cookie_cap_cli = http_cookie_capture(&t->req, 0, fe->capture_cookie,
+		                                        fe->capture_cookie_len);
 	for (int i = 0; i < fe->nreq_cap && i < TXN_MAX_CAPTURES; i++) {
 		const struct px_capture *cap = &fe->req_cap[i];
 

@@ -268,6 +268,8 @@ struct proxy {
 	struct acl_cond **monitor_fail; /* `monitor fail` conditions (any: 503) */
 	int nmonitor_fail;
 	char *send_name_hdr;        /* http-send-name-header, or NULL */
+	char *capture_cookie;       /* capture cookie <name> (a prefix), or NULL */
+	int capture_cookie_len;
 	struct persist_rule *persist_rules;  /* force-persist, ignore-persist, in
 	                                      * order: the first match decides */
 	int npersist_rules;
