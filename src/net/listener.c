@@ -161,6 +161,9 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		 * client's (delayed) ACK of the previous one */
 		if (from.ss_family == AF_INET || from.ss_family == AF_INET6) {
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+			if (l->bc->tcp_ut_ms)
+				setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &l->bc->tcp_ut_ms,
+				           sizeof(int));
 			if (l->fe) {
 				conn_apply_sockopts(fd, &l->fe->cli_so);
 				if (l->fe->cli_so.smart)
@@ -333,6 +336,14 @@ static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err,
 	}
 	if (a->kind == ADDR_UNIX && bc->mode_perm >= 0)
 		chmod(((const struct sockaddr_un *)&a->ss)->sun_path, (mode_t)bc->mode_perm);
+	if (a->kind == ADDR_INET) {
+		if (bc->tfo)
+			setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &backlog, sizeof(backlog));
+		if (bc->defer_accept)
+			setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
+		if (bc->mss)
+			setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &bc->mss, sizeof(bc->mss));
+	}
 	if (listen(fd, backlog) < 0) {
 		snprintf(err, errlen, "cannot listen on [%s]: %s", bc->addr_str, strerror(errno));
 		close(fd);

@@ -465,7 +465,7 @@ static void check_start(struct srv_check *c, uint64_t now)
 	atomic_store(&c->running, 1);
 	srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
-	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->be->srv_so) < 0) {
+	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->so) < 0) {
 		int e = errno;
 
 		check_conclude_errno(c, e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM ?

@@ -907,8 +907,7 @@ static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t err
 static int bind_unsupported(const char *o)
 {
 	static const char *const names[] = {
-		"tfo", "transparent",
-		"interface", "namespace", "defer-accept", "mss",
+		"transparent", "interface", "namespace",
 		"quic-cc-algo", "process", "nice", NULL
 	};
 
@@ -944,6 +943,35 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 				         "and 'h2').", args[i]);
 				return -1;
 			}
+			continue;
+		}
+		if (strcmp(o, "tfo") == 0 || strcmp(o, "defer-accept") == 0) {
+			*(o[0] == 't' ? &bc->tfo : &bc->defer_accept) = 1;
+			continue;
+		}
+		if (strcmp(o, "mss") == 0 || strcmp(o, "tcp-ut") == 0) {
+			int ms;
+
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (o[0] == 't') {
+				if (cfg_parse_time_ms(args[i], &ms, err, errlen) < 0)
+					return -1;
+				bc->tcp_ut_ms = ms;
+				continue;
+			}
+			/* HAProxy: a negative MSS means "at most" in its build; sluice
+			 * sets the value as written */
+			v = strtol(args[i], NULL, 10);
+			if (v < 1 || v > 65535) {
+				snprintf(err, errlen, "'mss' expects an MSS between 1 and 65535, got '%s'.",
+				         args[i]);
+				return -1;
+			}
+			bc->mss = (int)v;
 			continue;
 		}
 		if (strcmp(o, "v4v6") == 0 || strcmp(o, "v6only") == 0) {

@@ -16,6 +16,7 @@
 #include <sluice/net/addr.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
 
 #define KW_ARGS struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen
 
@@ -214,6 +215,29 @@ static int id_used(int id)
 	return 0;
 }
 
+/* Each server's socket options: its backend's, with its own `source`,
+ * `tfo` and `tcp-ut` over them. */
+static void server_sockopts(void)
+{
+	for (struct list *p = proxies.next; p != &proxies; p = p->next) {
+		struct proxy *px = list_elem(p, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct server *sv = px->srv[i];
+
+			sv->so = px->srv_so;
+			if (sv->has_source) {
+				sv->so.src = sv->source.ss;
+				sv->so.srclen = sv->source.len;
+			}
+			if (sv->tfo > 0)
+				sv->so.tfo = 1;
+			if (sv->tcp_ut_ms)
+				sv->so.user_timeout_ms = sv->tcp_ut_ms;
+		}
+	}
+}
+
 static int number_proxies(void)
 {
 	int next = list_empty(&cli_binds) ? 1 : 2;
@@ -229,6 +253,7 @@ static int number_proxies(void)
 			next++;
 		px->uuid = next++;
 	}
+	server_sockopts();
 	return 0;
 }
 

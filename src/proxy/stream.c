@@ -1002,7 +1002,7 @@ static int connect_with_budget(struct stream *s, struct server *srv)
 	if (connect_fd_room() < 0)
 		return -2;
 	for (int tries = 0; tries < 2; tries++) {
-		if (conn_connect_opts(&s->sc, &srv->addr.ss, srv->addr.len, &srv->be->srv_so) == 0)
+		if (conn_connect_opts(&s->sc, &srv->addr.ss, srv->addr.len, &srv->so) == 0)
 			return 0;
 		if (errno != EMFILE && errno != ENFILE)
 			return -1;

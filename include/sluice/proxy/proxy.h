@@ -129,6 +129,10 @@ struct bind_conf {
 	struct sl_addr addr;
 	char *name;
 	int backlog;
+	int tfo;                    /* TCP fast open accepted (queue: the backlog) */
+	int defer_accept;           /* TCP_DEFER_ACCEPT */
+	int mss;                    /* TCP_MAXSEG, 0: the kernel's */
+	int tcp_ut_ms;              /* TCP_USER_TIMEOUT of accepted connections */
 	int maxconn;                /* 0 = frontend's */
 	int accept_proxy;
 	int v4v6;                   /* IPv6 socket also accepts IPv4 */
