@@ -8,15 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/errmsg.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
 static int kw_server(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_server_template(struct cfg_ctx *, char **, int, char *, size_t);
 
 static const struct cfg_kw server_kws[] = {
 	{ "server",         NULL, CFG_SEC_BE_ONLY, kw_server, 0, CFG_KW_F_SIDE_FATAL },
 	{ "default-server", NULL, CFG_SEC_BE,      kw_server },
+	{ "server-template", NULL, CFG_SEC_BE_ONLY, kw_server_template, 0, CFG_KW_F_SIDE_FATAL },
 	{ NULL }
 };
 CFG_REGISTER(server_kws)
@@ -386,3 +389,44 @@ fail:
 	free(s);
 	return -1;
 }
+
+/* server-template <prefix> <num | first-last> <address> [params]: the
+ * servers <prefix><n>, each a `server` line of its own. Without resolvers
+ * (not implemented), a name is resolved once at start-up, as for `server`:
+ * every server of the template gets that address. */
+static int kw_server_template(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                              size_t errlen)
+{
+	char **sargs, name[256], *end;
+	long lo = 1, hi;
+	int rc = 0;
+
+	if (nargs < 4 || !*args[1] || !*args[2] || !*args[3])
+		return errmsg_set(err, errlen, "'server-template' expects <prefix> <nb | range> "
+		                  "<addr>[:<port>] as arguments.");
+	hi = strtol(args[2], &end, 10);
+	if (*end == '-' && end != args[2]) {
+		lo = hi;
+		hi = strtol(end + 1, &end, 10);
+	}
+	if (*end || lo < 1 || hi < lo || hi > 100000)
+		return errmsg_set(err, errlen, "Wrong server-template number or range arg '%s'.",
+		                  args[2]);
+	sargs = calloc((size_t)nargs, sizeof(*sargs));
+	if (!sargs)
+		return errmsg_set(err, errlen, "out of memory");
+	sargs[0] = args[0];
+	sargs[1] = name;
+	for (int i = 3; i < nargs; i++)
+		sargs[i - 1] = args[i];
+	for (long n = lo; n <= hi && rc == 0; n++) {
+		if ((size_t)snprintf(name, sizeof(name), "%s%ld", args[1], n) >= sizeof(name)) {
+			rc = errmsg_set(err, errlen, "server-template prefix '%s' is too long.", args[1]);
+			break;
+		}
+		rc = kw_server(ctx, sargs, nargs - 1, err, errlen);
+	}
+	free(sargs);
+	return rc;
+}
+
