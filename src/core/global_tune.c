@@ -35,8 +35,10 @@ static const struct cfg_kw global_tune_kws[] = {
 };
 CFG_REGISTER(global_tune_kws)
 
-/* referenced by global_cfg.c: see its anchor */
+/* referenced by parse.c: see its anchor; and it links cpu-map in */
 const int core_global_tune_anchor;
+extern const int core_cpu_map_anchor;
+__attribute__((used)) static const int *const cpu_map_anchor = &core_cpu_map_anchor;
 
 static int kw_tune_int(KW_ARGS)
 {
