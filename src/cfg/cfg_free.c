@@ -211,6 +211,8 @@ void cfg_free_all(void)
 	global.desc = NULL;
 	free(global.log_tag);
 	global.log_tag = NULL;
+	free(global.log_send_hostname);
+	global.log_send_hostname = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	userlists_free_all();

@@ -8,7 +8,9 @@
  * refused, or capped with a warning, rather than silently ignored.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
@@ -20,6 +22,7 @@
 static int kw_tune_int(KW_ARGS);
 static int kw_flag(KW_ARGS);
 static int kw_ids(KW_ARGS);
+static int kw_log_send_hostname(KW_ARGS);
 
 static const struct cfg_kw global_tune_kws[] = {
 	{ "tune.maxrewrite",     NULL, CFG_SEC_GLOBAL, kw_tune_int },
@@ -30,6 +33,7 @@ static const struct cfg_kw global_tune_kws[] = {
 	{ "noreuseport",         NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "noepoll",             NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "uid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
+	{ "log-send-hostname",   NULL, CFG_SEC_GLOBAL, kw_log_send_hostname },
 	{ "gid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ NULL }
 };
@@ -105,6 +109,27 @@ static int kw_ids(KW_ARGS)
 	if (cfg_parse_uint(args[1], 0x7fffffff, &v, err, errlen) < 0)
 		return -1;
 	cfg_warning(ctx->file, ctx->line, "'%s' is ignored by sluice.", args[0]);
+	return 0;
+}
+
+/* log-send-hostname [<name>]: the syslog header carries a host name (the
+ * system's by default) */
+static int kw_log_send_hostname(KW_ARGS)
+{
+	char host[256] = "";
+	char *v;
+
+	if (nargs > 2)
+		return errmsg_set(err, errlen, "'%s' expects at most one argument.", args[0]);
+	if (nargs == 2)
+		snprintf(host, sizeof(host), "%s", args[1]);
+	else if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	v = strdup(host);
+	if (!v)
+		return errmsg_set(err, errlen, "out of memory");
+	free(global.log_send_hostname);
+	global.log_send_hostname = v;
 	return 0;
 }
 

@@ -60,6 +60,7 @@ struct global {
 	char *desc;             /* `description` (show info), or NULL */
 	int hard_stop_after;    /* ms a soft stop may last, 0: no limit */
 	char *log_tag;          /* `log-tag`: the syslog tag, NULL: "sluice" */
+	char *log_send_hostname; /* `log-send-hostname`: the syslog header's host, or NULL */
 	int rcvbuf_cli, sndbuf_cli;   /* tune.rcvbuf|sndbuf.client, 0: the kernel's */
 	int rcvbuf_srv, sndbuf_srv;   /* tune.rcvbuf|sndbuf.server */
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
