@@ -23,6 +23,7 @@ static int kw_tune_int(KW_ARGS);
 static int kw_flag(KW_ARGS);
 static int kw_ids(KW_ARGS);
 static int kw_log_send_hostname(KW_ARGS);
+static int kw_grace(KW_ARGS);
 
 static const struct cfg_kw global_tune_kws[] = {
 	{ "tune.maxrewrite",     NULL, CFG_SEC_GLOBAL, kw_tune_int },
@@ -34,6 +35,7 @@ static const struct cfg_kw global_tune_kws[] = {
 	{ "noepoll",             NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "uid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ "log-send-hostname",   NULL, CFG_SEC_GLOBAL, kw_log_send_hostname },
+	{ "grace",               NULL, CFG_SEC_GLOBAL, kw_grace },
 	{ "gid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ NULL }
 };
@@ -131,6 +133,13 @@ static int kw_log_send_hostname(KW_ARGS)
 	free(global.log_send_hostname);
 	global.log_send_hostname = v;
 	return 0;
+}
+
+static int kw_grace(KW_ARGS)
+{
+	if (nargs != 2)
+		return errmsg_set(err, errlen, "'%s' expects <time> as argument.", args[0]);
+	return cfg_parse_time_ms(args[1], &global.grace_ms, err, errlen);
 }
 
 /* tune.maxrewrite is bounded by half a buffer once tune.bufsize is known */

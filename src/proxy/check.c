@@ -92,9 +92,14 @@ struct srv_check {
 };
 
 static int kw_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_max_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
+
+/* max-spread-checks: the first checks spread over at most this (ms, 0: no bound) */
+static int max_spread_ms;
 
 static const struct cfg_kw check_kws[] = {
 	{ "spread-checks", NULL, CFG_SEC_GLOBAL, kw_spread_checks },
+	{ "max-spread-checks", NULL, CFG_SEC_GLOBAL, kw_max_spread_checks },
 	{ NULL }
 };
 CFG_REGISTER(check_kws)
@@ -285,6 +290,16 @@ static int kw_spread_checks(struct cfg_ctx *ctx, char **args, int nargs, char *e
 		return -1;
 	global.spread_checks = (int)v;
 	return 0;
+}
+
+static int kw_max_spread_checks(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                                size_t errlen)
+{
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects an integer argument.", args[0]);
+		return -1;
+	}
+	return cfg_parse_time_ms(args[1], &max_spread_ms, err, errlen);
 }
 
 int check_next_interval(const struct server *s, const struct check_state *st)
@@ -880,6 +895,10 @@ static void check_spread_first(void)
 				min_inter = inter;
 		}
 	}
+	if (max_spread_ms && min_inter > max_spread_ms)
+		min_inter = max_spread_ms;
+	if (max_spread_ms && min_inter > max_spread_ms)
+		min_inter = max_spread_ms;
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 

@@ -59,6 +59,7 @@ struct global {
 	char *node;             /* node name (hostname by default) */
 	char *desc;             /* `description` (show info), or NULL */
 	int hard_stop_after;    /* ms a soft stop may last, 0: no limit */
+	int grace_ms;           /* `grace`: ms between the stop signal and the soft stop */
 	char *log_tag;          /* `log-tag`: the syslog tag, NULL: "sluice" */
 	char *log_send_hostname; /* `log-send-hostname`: the syslog header's host, or NULL */
 	int rcvbuf_cli, sndbuf_cli;   /* tune.rcvbuf|sndbuf.client, 0: the kernel's */
