@@ -159,6 +159,10 @@ struct use_backend_rule {
 	int line;
 };
 
+#define PX_FE_READY    0   /* accepting */
+#define PX_FE_PAUSED   1   /* `disable frontend`: not listening, may resume */
+#define PX_FE_STOPPED  2   /* `shutdown frontend`: sockets closed for good */
+
 struct proxy {
 	struct list list;           /* all proxies, in declaration order */
 	char *name;
@@ -196,6 +200,8 @@ struct proxy {
 	struct list use_backends;   /* struct use_backend_rule */
 	_Atomic int feconn;
 	_Atomic int fe_maxconn_rt;  /* runtime: set maxconn frontend */
+	_Atomic int fe_state;       /* PX_FE_*: disable/enable/shutdown frontend
+	                             * (the CLI writes it, listener.c applies it) */
 	struct counters fe_cnt;
 	struct mux_counters fe_mux; /* ssl/h2/h1 of its client connections */
 
