@@ -327,18 +327,6 @@ static struct task *admin_process(struct task *t, void *ctx, unsigned int state)
 	return t;
 }
 
-/* Whether <fd> is a TCP socket (whose listening can be stopped and
- * restarted; a UNIX socket is only unregistered, its clients wait in the
- * backlog). */
-static int fd_is_inet(int fd)
-{
-	int dom = 0;
-	socklen_t sl = sizeof(dom);
-
-	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) == 0 &&
-	       (dom == AF_INET || dom == AF_INET6);
-}
-
 static int listener_backlog(const struct bind_conf *bc)
 {
 	return bc->backlog > 0 ? bc->backlog : (bc->maxconn > 0 ? bc->maxconn : 1024);
@@ -353,12 +341,18 @@ int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
 
-		if (l->fe != fe || l->closed)
+		/* Only the SO_REUSEPORT TCP sockets sluice bound itself stop
+		 * listening (a TCP socket without SO_REUSEPORT cannot listen
+		 * again). An inherited socket (fd@) is shared with the process
+		 * that passed it, and a UNIX socket cannot be made to refuse:
+		 * both are only unregistered, their clients wait in the backlog
+		 * until the frontend is enabled, as with HAProxy. */
+		if (l->fe != fe || l->closed || l->bc->addr.kind != ADDR_INET || l->shared_fd >= 0)
 			continue;
-		for (int i = -1; i < global.nbthread; i++) {
-			int fd = i < 0 ? l->shared_fd : l->shared_fd < 0 ? l->fds[i] : -1;
+		for (int i = 0; i < global.nbthread; i++) {
+			int fd = l->fds[i];
 
-			if (fd < 0 || !fd_is_inet(fd))
+			if (fd < 0)
 				continue;
 			if (state == PX_FE_READY) {
 				if (listen(fd, listener_backlog(l->bc)) < 0)
