@@ -1251,9 +1251,41 @@ static uint64_t stream_expiry(const struct stream *s)
 	}
 }
 
+/* The second letter of a killed stream's termination state: where it
+ * was (HAProxy's session states). */
+static char stream_state_char(const struct stream *s)
+{
+	switch (s->st) {
+	case SST_QUEUED:
+		return 'Q';
+	case SST_TURNAROUND:
+	case SST_CONNECT:
+	case SST_CONNECTING:
+		return 'C';
+	case SST_ESTABLISHED:
+	case SST_HTTP_XFER:
+		return 'D';
+	case SST_HTTP_TARPIT:
+		return 'T';
+	case SST_HTTP_LINGER:
+		return 'L';
+	default:
+		return 'R';
+	}
+}
+
 static struct task *stream_process(struct task *t, void *ctx, unsigned int state)
 {
 	struct stream *s = ctx;
+
+	/* killed from the CLI: ends now, without an answer */
+	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed) && s->st != SST_CLOSED) {
+		if (s->term[0] == '-') {
+			s->term[1] = stream_state_char(s);
+			s->term[0] = 'K';
+		}
+		s->st = SST_CLOSED;
+	}
 
 	for (int step = 0; step < 8; step++) {
 		enum stream_state prev = s->st;
@@ -1382,9 +1414,13 @@ static void sess_conn_str(char *out, size_t room, int fd, int32_t sid)
  * cursor node left in the list marks where the next batch starts (the owner
  * thread appends and unlinks its streams around it). One dump at a time, so
  * that the only foreign node a dump can meet is its own cursor. */
+/* Walkers of the stream lists that leave a cursor node in them (show sess,
+ * shutdown session): one at a time, so that none takes another's cursor
+ * for a stream. */
+static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void stream_dump_all(struct cli_out *out, int max)
 {
-	static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct sess_line batch[SESS_DUMP_BATCH];
 	uint64_t now = th_ctx ? th_ctx->now_ms : clock_mono_ms();
 	int shown = 0;
@@ -1428,6 +1464,84 @@ void stream_dump_all(struct cli_out *out, int max)
 	pthread_mutex_unlock(&dump_lock);
 	if (shown >= max)
 		cli_printf(out, "(output limited to %d streams)\n", max);
+}
+
+/* Sets the kill flag of the streams of <tid> that <match> selects and
+ * wakes them, SESS_DUMP_BATCH streams per hold of the list lock (a cursor
+ * node marks where to resume). The lock keeps a stream from being freed
+ * while it is looked at: its owner unlinks it under the lock before
+ * destroying its task. Returns how many were asked. */
+static int stream_kill_walk(int tid, int (*match)(const struct stream *, const void *),
+                            const void *arg, int stop_at_first)
+{
+	struct list cursor, *head = &thr_streams[tid].head;
+	int killed = 0, end = 0;
+
+	lock_take(&thr_streams[tid].lock);
+	list_insert(head, &cursor);
+	lock_release(&thr_streams[tid].lock);
+	while (!end && !(stop_at_first && killed)) {
+		struct list *pos;
+		int n = 0;
+
+		lock_take(&thr_streams[tid].lock);
+		for (pos = cursor.next; pos != head && n < SESS_DUMP_BATCH; pos = pos->next, n++) {
+			struct stream *st = list_elem(pos, struct stream, list);
+
+			if (!match(st, arg))
+				continue;
+			atomic_store(&st->kill_req, 1);
+			task_wakeup(st->task, TASK_WOKEN_OTHER);
+			killed++;
+			if (stop_at_first)
+				break;
+		}
+		end = pos == head;
+		list_del_init(&cursor);
+		if (!end)
+			list_append(pos, &cursor);   /* just before <pos> */
+		lock_release(&thr_streams[tid].lock);
+	}
+	if (!end) {
+		lock_take(&thr_streams[tid].lock);
+		list_del_init(&cursor);
+		lock_release(&thr_streams[tid].lock);
+	}
+	return killed;
+}
+
+static int match_id(const struct stream *st, const void *arg)
+{
+	return (uintptr_t)st == *(const uintptr_t *)arg;
+}
+
+/* st->srv is the owner's: read racily, as show sess does (a stream that
+ * just left the server may be asked to end, one just assigned missed) */
+static int match_server(const struct stream *st, const void *arg)
+{
+	return st->srv == arg;
+}
+
+int stream_shutdown_by_id(uintptr_t id)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&dump_lock);
+	for (int tid = 0; tid < global.nbthread && !found; tid++)
+		found = stream_kill_walk(tid, match_id, &id, 1);
+	pthread_mutex_unlock(&dump_lock);
+	return found ? 0 : -1;
+}
+
+int stream_shutdown_server(const struct server *srv)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&dump_lock);
+	for (int tid = 0; tid < global.nbthread; tid++)
+		n += stream_kill_walk(tid, match_server, srv, 0);
+	pthread_mutex_unlock(&dump_lock);
+	return n;
 }
 
 int stream_count(void)
