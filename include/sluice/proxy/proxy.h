@@ -221,6 +221,10 @@ struct proxy {
 	 * CLI), and protects the check results of its servers and be_up;
 	 * the atomics below are written under it and read racily */
 	struct sl_lock state_lock;
+	/* show errors: the last invalid request and response (errcap.c),
+	 * allocated by the first error (compare-and-swap), then under its
+	 * own lock */
+	struct errcap_slots *_Atomic errcap;
 	int be_up;                  /* had a usable server at the last change */
 	_Atomic int64_t be_last_change_ms; /* monotonic ms, 0: the start */
 	_Atomic int64_t be_down_ms; /* time without usable server before it */
