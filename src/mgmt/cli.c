@@ -424,8 +424,6 @@ static int cli_run_one(struct cli_sess *cs, char *cmd, const char *payload)
 	if (!nargs)
 		return 0;
 	k = cli_find(args, nargs, &partial);
-	if (k && (k->flags & CLI_KW_EXPERIMENTAL) && !cs->experimental)
-		k = NULL;   /* unknown outside experimental mode, as in HAProxy */
 	if (!k) {
 		cli_printf(&cs->out, "Unknown command: '%s'. Type 'help' for the list of "
 		           "commands.\n", args[0]);
@@ -442,6 +440,11 @@ static int cli_run_one(struct cli_sess *cs, char *cmd, const char *payload)
 	}
 	if (k->level > cs->level) {
 		cli_printf(&cs->out, "Permission denied\n");
+		cli_prefix_severity(cs, start, CLI_SEV_ERR);
+		return -1;
+	}
+	if ((k->flags & CLI_KW_EXPERIMENTAL) && !cs->experimental) {
+		cli_printf(&cs->out, "This command is restricted to experimental mode only.\n");
 		cli_prefix_severity(cs, start, CLI_SEV_ERR);
 		return -1;
 	}

@@ -67,8 +67,8 @@ struct cli_kw {
 	int flags;            /* CLI_KW_* */
 };
 
-/* The command exists only in experimental mode (`experimental-mode on`):
- * hidden from help otherwise, and refused. */
+/* The command works only in experimental mode (`experimental-mode on`):
+ * hidden from help otherwise, and refused with HAProxy's message. */
 #define CLI_KW_EXPERIMENTAL 0x01
 
 struct cli_kw_table {
