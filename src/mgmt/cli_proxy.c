@@ -223,6 +223,7 @@ static void server_counters_clear(struct server *s, int all)
 	hist_clear(&s->ctime_hist);
 	hist_clear(&s->ttime_hist);
 	ZERO(s->queue.cum);
+	hist_clear(&s->queue.wait_hist);
 	ZERO(s->chk_fail);
 	ZERO(s->down_trans);
 }
@@ -242,6 +243,7 @@ static int cli_clear_counters(char **args, int nargs, struct cli_out *out, int l
 			mux_counters_clear(&px->fe_mux);
 			mux_counters_clear(&px->be_mux);
 			ZERO(px->queue.cum);
+			hist_clear(&px->queue.wait_hist);
 			ZERO(px->be_down_trans);
 		}
 		for (int i = 0; i < px->nsrv; i++)
