@@ -1252,7 +1252,8 @@ static uint64_t stream_expiry(const struct stream *s)
 }
 
 /* The second letter of a killed stream's termination state: where it
- * was (HAProxy's session states). */
+ * was (HAProxy's session states; HAProxy 2.6 logs an established TCP
+ * stream killed from the CLI as "K-"). */
 static char stream_state_char(const struct stream *s)
 {
 	switch (s->st) {
@@ -1263,6 +1264,7 @@ static char stream_state_char(const struct stream *s)
 	case SST_CONNECTING:
 		return 'C';
 	case SST_ESTABLISHED:
+		return '-';
 	case SST_HTTP_XFER:
 		return 'D';
 	case SST_HTTP_TARPIT:
@@ -1274,18 +1276,34 @@ static char stream_state_char(const struct stream *s)
 	}
 }
 
+/* `shutdown session`: ends the stream now. An HTTP request still waiting
+ * for its response is answered 502 and logged "KH" as HAProxy does, and
+ * both connections close after it; anything else closes at once. */
+static void stream_kill_now(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (t && s->st == SST_HTTP_XFER && !(t->flags & (TX_F_RES_STARTED | TX_F_REPLIED)) &&
+	    !t->resp_interim) {
+		t->flags |= TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
+		http_reply_start(s, 502, NULL, 'K', 'H');
+		return;
+	}
+	if (s->term[0] == '-') {
+		s->term[1] = stream_state_char(s);
+		s->term[0] = 'K';
+	}
+	s->st = SST_CLOSED;
+}
+
 static struct task *stream_process(struct task *t, void *ctx, unsigned int state)
 {
 	struct stream *s = ctx;
 
-	/* killed from the CLI: ends now, without an answer */
-	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed) && s->st != SST_CLOSED) {
-		if (s->term[0] == '-') {
-			s->term[1] = stream_state_char(s);
-			s->term[0] = 'K';
-		}
-		s->st = SST_CLOSED;
-	}
+	/* killed from the CLI */
+	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed) &&
+	    atomic_exchange(&s->kill_req, 0) && s->st != SST_CLOSED)
+		stream_kill_now(s);
 
 	for (int step = 0; step < 8; step++) {
 		enum stream_state prev = s->st;
