@@ -66,11 +66,12 @@ void listeners_soft_stop(void);
 
 /* The CLI's `disable frontend`, `enable frontend` and `shutdown frontend`:
  * changes fe->fe_state to <state> (PX_FE_*) and applies it to the
- * frontend's listeners. TCP sockets stop listening at once (connection
- * attempts are refused, as with HAProxy, which releases the port), or
- * listen again; each thread then unregisters or registers its own
- * sockets, and closes them on shutdown. Returns 0, or -1 with a message
- * in <err> if a socket could not listen again. */
+ * frontend's listeners. The TCP sockets sluice bound itself stop listening
+ * at once (connection attempts are refused, as with HAProxy, which
+ * releases the port), or listen again; inherited (fd@) and UNIX sockets
+ * are only unregistered. Each thread then unregisters or registers its own
+ * sockets, and closes its per-thread ones on shutdown. Returns 0, or -1
+ * with a message in <err> if a socket could not listen again. */
 int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen);
 
 #endif
