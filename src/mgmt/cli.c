@@ -240,8 +240,9 @@ static int cli_show_cli_level(char **args, int nargs, struct cli_out *out, int l
 
 /* One line per stats socket: its address as HAProxy prints it
  * ("unix@<path>", "ipv4@<ip>:<port>", "ipv6@[<ip>]:<port>"; an fd@N socket
- * shows the address it is bound to), its level, and the threads it is
- * bound to ("all", else their numbers). */
+ * shows the address it is bound to), its level, and "all": the column of
+ * processes, which HAProxy 2.6 fills so whatever threads a socket is
+ * bound to. */
 static int cli_show_cli_sockets(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct list *pos, *nxt;
@@ -272,20 +273,7 @@ static int cli_show_cli_sockets(char **args, int nargs, struct cli_out *out, int
 		} else {
 			continue;
 		}
-		cli_printf(out, " %s ", cli_level_names[bc->cli_level]);
-		if (!bc->thread_mask ||
-		    (global.nbthread < 64 && bc->thread_mask == (1ull << global.nbthread) - 1)) {
-			cli_printf(out, "all\n");
-		} else {
-			const char *sep = "";
-
-			for (int i = 0; i < 64; i++)
-				if (bc->thread_mask & (1ull << i)) {
-					cli_printf(out, "%s%d", sep, i + 1);
-					sep = ",";
-				}
-			cli_printf(out, "\n");
-		}
+		cli_printf(out, " %s all\n", cli_level_names[bc->cli_level]);
 	}
 	return 0;
 }
