@@ -17,6 +17,14 @@
  * Commands read shared state through atomics, or under the locks named in
  * each module; none of them holds a lock for work that grows with traffic
  * beyond a bounded output (see `show sess`).
+ *
+ * A session has its own settings, changed by the commands of this file
+ * only (owner thread, through cli_cur while one runs): its level (lowered
+ * by `operator`/`user`, raised to expert by `expert-mode`), the
+ * experimental mode, its timeout (`set timeout cli`) and the severity
+ * prefix of its answers (`set severity-output`: an error answer, -1 from
+ * its handler, or one marked by cli_info(), gets "[3]: " / "[err]: ",
+ * "[6]: " / "[info]: " in front).
  */
 #include <ctype.h>
 #include <errno.h>
