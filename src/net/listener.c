@@ -337,6 +337,11 @@ int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen
 	struct list *pos, *tmp;
 	int failed = 0;
 
+	/* stopping: the state first, so that a thread woken by a socket shut
+	 * down below unregisters it at once (accept_cb()) instead of failing
+	 * accept() in a loop; resuming: the state once the sockets listen */
+	if (state != PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
 	lock_take(&fd_lock);
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
@@ -363,7 +368,8 @@ int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen
 		}
 	}
 	lock_release(&fd_lock);
-	atomic_store(&fe->fe_state, state);
+	if (state == PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
 	for (int i = 0; i < global.nbthread; i++)
 		if (admin_task[i])
 			task_wakeup(admin_task[i], TASK_WOKEN_OTHER);
