@@ -37,6 +37,7 @@
 #endif
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cond.h>
+#include <sluice/core/startlog.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
@@ -451,6 +452,7 @@ int main(int argc, char **argv)
 	global.mode = check_only ? MODE_CHECK : daemon_opt ? MODE_DAEMON : MODE_FOREGROUND;
 
 	global.pid = getpid();
+	startlog_begin();   /* kept for `show startup-logs` */
 	for (int i = 0; i < ncfg; i++)
 		errors += cfg_parse_path(cfg_files[i]);
 	if (!errors)
@@ -503,6 +505,7 @@ int main(int argc, char **argv)
 	thread_register_init(&stop_watch_hook);
 	/* everything sluice holds outside connections is open now */
 	fd_budget_start(global.maxsock - 2 * global.maxconn);
+	startlog_end();
 	threads_run();
 	if (pidfile_path)
 		unlink(pidfile_path);

@@ -26,6 +26,7 @@
 #include <sluice/http/userlist.h>
 #include <sluice/mgmt/stats_page.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/proxy/errcap.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/check_tcp.h>
@@ -180,6 +181,7 @@ void cfg_free_proxy(struct proxy *px)
 	tchk_free(px);
 	lock_destroy(&px->lb_lock);
 	lock_destroy(&px->state_lock);
+	errcap_free(px);
 	lock_destroy(&px->queue.lock);
 	free(px->name);
 	free(px->conf_file);

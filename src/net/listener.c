@@ -21,6 +21,16 @@
  * no descriptor left (EMFILE: idle server connections took the room that
  * maxconn leaves) closes an idle connection of this thread and tries again,
  * or pauses until other threads closed theirs (fd_budget_reclaim()).
+ *
+ * Frontend admin state (disable/enable/shutdown frontend): the CLI writes
+ * fe->fe_state and acts on sockets at the kernel level only (shutdown() to
+ * stop listening, listen() to start again: system calls on a descriptor
+ * that stays open), under fd_lock, which also covers every close of a
+ * per-thread socket and its fds[i] = -1, so that the CLI never acts on a
+ * descriptor number being closed and reused. It then wakes every thread's
+ * admin task, which unregisters (disabled[i]) or re-registers its own
+ * sockets, and closes them after a shutdown. accept_cb() checks the state
+ * first, so a socket reported readable meanwhile unregisters itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +56,42 @@ struct list listeners = LIST_HEAD_INIT(listeners);
 static _Atomic int nb_paused;                 /* listener/thread pairs paused */
 static struct task *resume_task[MAX_THREADS];
 static struct task *stop_task[MAX_THREADS];
+static struct task *admin_task[MAX_THREADS];
+static struct sl_lock fd_lock = SL_LOCK_INIT(LK_OTHER, "listener_fds");
+
+static int fe_state(const struct listener *l)
+{
+	return l->fe ? atomic_load_explicit(&l->fe->fe_state, memory_order_relaxed) : PX_FE_READY;
+}
+
+/* Closes this thread's own socket of <l>. Owner only. */
+static void listener_close_own(struct listener *l, int tid)
+{
+	if (l->shared_fd >= 0 || l->fds[tid] < 0)
+		return;
+	lock_take(&fd_lock);
+	close(l->fds[tid]);
+	l->fds[tid] = -1;
+	lock_release(&fd_lock);
+	fd_budget_closed();
+}
+
+/* Unregisters <l> on this thread because its frontend is disabled or shut
+ * down. Owner only. */
+static void listener_disable_here(struct listener *l, int tid)
+{
+	if (l->active[tid])
+		poller_del(&l->ph[tid]);
+	if (l->paused[tid])
+		atomic_fetch_sub(&nb_paused, 1);
+	if (l->active[tid] || l->paused[tid])
+		l->disabled[tid] = 1;
+	l->active[tid] = l->paused[tid] = 0;
+	if (fe_state(l) == PX_FE_STOPPED) {
+		l->disabled[tid] = 0;   /* for good */
+		listener_close_own(l, tid);
+	}
+}
 
 static int thread_allowed(const struct bind_conf *bc, int tid)
 {
@@ -123,6 +169,10 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 	int tid = th_ctx->tid;
 	int budget = global.maxaccept > 0 ? global.maxaccept : 64;
 
+	if (fe_state(l) != PX_FE_READY) {
+		listener_disable_here(l, tid);
+		return;
+	}
 	while (budget-- > 0) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
@@ -189,7 +239,7 @@ static struct task *resume_process(struct task *t, void *ctx, unsigned int state
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
 
-		if (!l->paused[tid] || l->closed || limits_reached(l))
+		if (!l->paused[tid] || l->closed || fe_state(l) != PX_FE_READY || limits_reached(l))
 			continue;
 		if (poller_add(&l->ph[tid], listen_events(l)) == 0) {
 			l->paused[tid] = 0;
@@ -242,12 +292,8 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 			poller_del(&l->ph[tid]);
 		if (l->paused[tid])
 			atomic_fetch_sub(&nb_paused, 1);
-		l->active[tid] = l->paused[tid] = 0;
-		if (l->shared_fd < 0 && l->fds[tid] >= 0) {
-			close(l->fds[tid]);
-			fd_budget_closed();
-			l->fds[tid] = -1;
-		}
+		l->active[tid] = l->paused[tid] = l->disabled[tid] = 0;
+		listener_close_own(l, tid);
 		l->closed = 1;
 	}
 	return t;
@@ -260,6 +306,90 @@ void listeners_soft_stop(void)
 			task_wakeup(stop_task[i], TASK_WOKEN_OTHER);
 }
 
+/* Bulk task of each thread: applies the frontends' admin states to its
+ * own listeners. */
+static struct task *admin_process(struct task *t, void *ctx, unsigned int state)
+{
+	int tid = th_ctx->tid;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		if (!l->fe || l->closed)
+			continue;
+		if (fe_state(l) != PX_FE_READY) {
+			listener_disable_here(l, tid);
+			continue;
+		}
+		if (!l->disabled[tid])
+			continue;
+		l->disabled[tid] = 0;
+		if (limits_reached(l) || poller_add(&l->ph[tid], listen_events(l)) < 0) {
+			/* a limit (or no room in epoll): the resume task retries */
+			l->paused[tid] = 1;
+			atomic_fetch_add(&nb_paused, 1);
+			task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
+			continue;
+		}
+		l->active[tid] = 1;
+	}
+	return t;
+}
+
+static int listener_backlog(const struct bind_conf *bc)
+{
+	return bc->backlog > 0 ? bc->backlog : (bc->maxconn > 0 ? bc->maxconn : 1024);
+}
+
+int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen)
+{
+	struct list *pos, *tmp;
+	int failed = 0;
+
+	/* stopping: the state first, so that a thread woken by a socket shut
+	 * down below unregisters it at once (accept_cb()) instead of failing
+	 * accept() in a loop; resuming: the state once the sockets listen */
+	if (state != PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
+	lock_take(&fd_lock);
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		/* Only the SO_REUSEPORT TCP sockets sluice bound itself stop
+		 * listening (a TCP socket without SO_REUSEPORT cannot listen
+		 * again). An inherited socket (fd@) is shared with the process
+		 * that passed it, and a UNIX socket cannot be made to refuse:
+		 * both are only unregistered, their clients wait in the backlog
+		 * until the frontend is enabled, as with HAProxy. */
+		if (l->fe != fe || l->closed || l->bc->addr.kind != ADDR_INET || l->shared_fd >= 0)
+			continue;
+		for (int i = 0; i < global.nbthread; i++) {
+			int fd = l->fds[i];
+
+			if (fd < 0)
+				continue;
+			if (state == PX_FE_READY) {
+				if (listen(fd, listener_backlog(l->bc)) < 0)
+					failed = errno;
+			} else {
+				shutdown(fd, SHUT_RD);
+			}
+		}
+	}
+	lock_release(&fd_lock);
+	if (state == PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
+	for (int i = 0; i < global.nbthread; i++)
+		if (admin_task[i])
+			task_wakeup(admin_task[i], TASK_WOKEN_OTHER);
+	if (failed) {
+		snprintf(err, errlen, "%s", strerror(failed));
+		return -1;
+	}
+	return 0;
+}
+
 /* Per-thread start-up: create the thread's tasks, register its sockets. */
 static int listeners_thread_init(int tid)
 {
@@ -267,7 +397,8 @@ static int listeners_thread_init(int tid)
 
 	resume_task[tid] = task_new(resume_process, NULL, tid, TC_BULK, "listener_resume");
 	stop_task[tid] = task_new(stop_process, NULL, tid, TC_BULK, "listener_stop");
-	if (!resume_task[tid] || !stop_task[tid])
+	admin_task[tid] = task_new(admin_process, NULL, tid, TC_BULK, "listener_admin");
+	if (!resume_task[tid] || !stop_task[tid] || !admin_task[tid])
 		return -1;
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);

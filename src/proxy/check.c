@@ -326,6 +326,8 @@ int check_state_bits(const struct server *s)
 	 * maintenance, CHK_ST_INPROGRESS while a check runs */
 	if (!s->check)
 		return 0;
+	if (atomic_load(&((struct server *)s)->chk_disabled))   /* not CHK_ST_ENABLED */
+		return 0x02 | (atomic_load(&s->check->running) ? 0x01 : 0);
 	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
 	       (atomic_load(&s->check->running) ? 0x01 : 0);
 }
@@ -779,8 +781,9 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
-	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT) {
-		/* paused while in maintenance; leaving it wakes us */
+	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
+		/* paused while in maintenance or disabled; leaving it wakes
+		 * us, enabling it lets the next interval run it */
 		c->next_ms = now + (uint64_t)c->srv->chk.inter;
 		task_set_expire(t, c->next_ms);
 		return t;

@@ -51,6 +51,7 @@
 #include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/errcap.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
@@ -483,6 +484,9 @@ static void http_wait_req_run(struct stream *s)
 	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		if (s->cli_m.rx.data)   /* the bytes refused (show errors) */
+			errcap_record(fe, 0, NULL, NULL, &s->cli.src, buf_head(&s->cli_m.rx),
+			              s->cli_m.rx.data, err.offset, err.reason);
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
 		t->req.head_len = 0;
@@ -1010,6 +1014,9 @@ static int xfer_response_head(struct stream *s)
 	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		if (!s->h2bs && s->srv_m.rx.data && s->be)   /* show errors */
+			errcap_record(s->be, 1, s->fe, s->srv, &s->cli.src, buf_head(&s->srv_m.rx),
+			              s->srv_m.rx.data, err.offset, err.reason);
 		if (http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
 		count_failed_resp(s);

@@ -174,6 +174,10 @@ struct use_backend_rule {
 	int line;
 };
 
+#define PX_FE_READY    0   /* accepting */
+#define PX_FE_PAUSED   1   /* `disable frontend`: not listening, may resume */
+#define PX_FE_STOPPED  2   /* `shutdown frontend`: sockets closed for good */
+
 struct proxy {
 	struct list list;           /* all proxies, in declaration order */
 	char *name;
@@ -216,6 +220,8 @@ struct proxy {
 	struct list use_backends;   /* struct use_backend_rule */
 	_Atomic int feconn;
 	_Atomic int fe_maxconn_rt;  /* runtime: set maxconn frontend */
+	_Atomic int fe_state;       /* PX_FE_*: disable/enable/shutdown frontend
+	                             * (the CLI writes it, listener.c applies it) */
 	struct counters fe_cnt;
 	struct mux_counters fe_mux; /* ssl/h2/h1 of its client connections */
 
@@ -235,6 +241,10 @@ struct proxy {
 	 * CLI), and protects the check results of its servers and be_up;
 	 * the atomics below are written under it and read racily */
 	struct sl_lock state_lock;
+	/* show errors: the last invalid request and response (errcap.c),
+	 * allocated by the first error (compare-and-swap), then under its
+	 * own lock */
+	struct errcap_slots *_Atomic errcap;
 	int be_up;                  /* had a usable server at the last change */
 	_Atomic int64_t be_last_change_ms; /* monotonic ms, 0: the start */
 	_Atomic int64_t be_down_ms; /* time without usable server before it */

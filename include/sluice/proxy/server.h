@@ -85,6 +85,9 @@ struct server {
 	/* health checks (check.h) */
 	struct check_conf chk;   /* settings, read-only after parsing */
 	struct srv_check *check; /* the running check (check.c), NULL: none */
+	_Atomic int chk_disabled; /* `disable health`: no check runs, a result in
+	                          * flight is ignored, the server shows as
+	                          * unchecked (written by the CLI) */
 	struct check_state chk_st; /* last result and health (be->state_lock) */
 	/* state history, written under be->state_lock, read racily for
 	 * display: monotonic ms of the last op/admin change (0: the start),

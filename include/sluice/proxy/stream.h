@@ -79,6 +79,10 @@ struct stream {
 	int retries_done;
 	int redispatched;
 	char term[3];
+	_Atomic int kill_req;      /* `shutdown session(s)`: set by any thread
+	                            * (under the owner's stream-list lock, which
+	                            * keeps the stream alive), acted on by the
+	                            * owner when its task runs */
 	int64_t accept_us;         /* wall clock */
 	uint64_t accept_ms;        /* monotonic */
 	uint64_t queue_ms;         /* entered the queue */
@@ -195,5 +199,14 @@ static inline void stream_set_priority_offset(struct stream *s, long ms)
 void stream_dump_all(struct cli_out *out, int max);
 /* Number of live streams. */
 int  stream_count(void);
+
+/* `shutdown session <id>`: asks the stream whose `show sess` id is <id> to
+ * end. Any thread: it sets the stream's kill flag and wakes its task, and
+ * the owner thread ends it (termination state 'K'). Returns 0, or -1 if
+ * no stream has that id. */
+int  stream_shutdown_by_id(uintptr_t id);
+/* `shutdown sessions server`: the same for every stream using <srv>.
+ * Returns how many were asked. */
+int  stream_shutdown_server(const struct server *srv);
 
 #endif

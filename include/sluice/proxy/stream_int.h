@@ -6,12 +6,25 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/lock.h>
 #include <sluice/core/log.h>
 #include <sluice/proxy/stream.h>
 
 struct http_msg;
 struct http_reply;
 struct txn_body;
+
+/* Each thread's streams, for the CLI (stream_cli.c): linked and unlinked
+ * by the owner under <lock>, walked by the CLI in bounded batches under
+ * it; <count> written under it, read racily. */
+struct stream_list {
+	struct sl_lock lock;
+	struct list head;
+	int count;
+};
+extern struct stream_list thr_streams[MAX_THREADS];
 
 /* stream.c */
 int64_t stream_wall_us(void);
