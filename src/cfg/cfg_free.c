@@ -28,6 +28,7 @@
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 static void free_logs(struct list *logs)
@@ -186,6 +187,8 @@ void cfg_free_proxies(void)
 void cfg_free_all(void)
 {
 	cfg_free_proxies();
+	/* after the rules that referenced them */
+	stktable_free_all();
 	free_binds(&cli_binds);
 	free_logs(&global.logs);
 	free(global.pidfile);

@@ -1,0 +1,247 @@
+/* Stick tables: per-key counters shared by every thread (HAProxy 2.6
+ * manual, "stick-table" in section 4.2, and the sc_*, src_*, table_*
+ * fetches of section 7.3).
+ *
+ * A table maps a key (an IPv4 or IPv6 address, a 32-bit integer, a string
+ * or a binary block) to an entry holding the data types the configuration
+ * asked to store: counters, tags, and frequency counters (rates over a
+ * period). Streams track entries (track-sc0/1/2) and update their
+ * counters; rules read them back (sc_http_req_rate(0) and friends).
+ *
+ * Concurrency (see src/proxy/stktable.c for the details):
+ *  - A table is split into STKT_SHARDS shards by the hash of the key. Each
+ *    shard has its own lock, hash buckets and LRU list; no lock is common
+ *    to all requests.
+ *  - The lock of an entry's shard is taken to find, create, reference,
+ *    release, expire or evict it. Counters are updated with atomics,
+ *    without any lock, by whoever holds a reference (a tracking stream).
+ *  - An entry with references is never freed: expiry and eviction skip it.
+ *  - Expiry runs in bounded batches from a per-table task.
+ */
+#ifndef SLUICE_PROXY_STKTABLE_H
+#define SLUICE_PROXY_STKTABLE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sluice/core/list.h>
+#include <sluice/core/lock.h>
+
+#define STKT_SHARDS      64     /* power of two */
+#define STKT_MAX_CTR     3      /* sc0, sc1, sc2 */
+#define STKT_DEF_KEYLEN  32     /* string and binary keys */
+
+enum stkt_type {
+	STKT_T_IP = 0,       /* IPv4 address, 4 bytes */
+	STKT_T_IPV6,         /* IPv6 address, 16 bytes */
+	STKT_T_INTEGER,      /* 32-bit unsigned integer */
+	STKT_T_STRING,       /* up to <len> characters */
+	STKT_T_BINARY,       /* exactly <len> bytes (padded with zeroes) */
+};
+
+/* Data types, in HAProxy 2.6's order (the order of `show table`). */
+enum stkt_dt {
+	STKT_DT_SERVER_ID = 0,
+	STKT_DT_GPT0,
+	STKT_DT_GPC0,
+	STKT_DT_GPC0_RATE,
+	STKT_DT_CONN_CNT,
+	STKT_DT_CONN_RATE,
+	STKT_DT_CONN_CUR,
+	STKT_DT_SESS_CNT,
+	STKT_DT_SESS_RATE,
+	STKT_DT_HTTP_REQ_CNT,
+	STKT_DT_HTTP_REQ_RATE,
+	STKT_DT_HTTP_ERR_CNT,
+	STKT_DT_HTTP_ERR_RATE,
+	STKT_DT_BYTES_IN_CNT,
+	STKT_DT_BYTES_IN_RATE,
+	STKT_DT_BYTES_OUT_CNT,
+	STKT_DT_BYTES_OUT_RATE,
+	STKT_DT_GPC1,
+	STKT_DT_GPC1_RATE,
+	STKT_DT_HTTP_FAIL_CNT,
+	STKT_DT_HTTP_FAIL_RATE,
+	STKT_DT_COUNT
+};
+
+enum stkt_kind {
+	STKT_K_SINT,         /* signed 32-bit value (server_id) */
+	STKT_K_U32,          /* unsigned 32-bit counter or tag */
+	STKT_K_U64,          /* unsigned 64-bit counter (bytes) */
+	STKT_K_FRQ,          /* frequency counter over a period */
+};
+
+struct stkt_dt_def {
+	const char *name;
+	enum stkt_kind kind;
+};
+extern const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT];
+/* The data type called <name> (<len> bytes), or -1. */
+int stkt_dt_lookup(const char *name, size_t len);
+
+/* A frequency counter (HAProxy's freq_ctr): events of the current period
+ * and of the previous one; the rate read at a date is the current count
+ * plus the previous one weighted by what is left of the period. <tick> is
+ * the start of the current period in ms of the loop clock (32 bits,
+ * wrapping), even; its low bit is a tiny lock held while a period is
+ * rotated. */
+struct stkt_frq {
+	_Atomic uint32_t tick;
+	_Atomic uint32_t curr;
+	_Atomic uint32_t prev;
+};
+
+/* An entry. <hnext>, <lru>, <expire> are protected by its shard's lock;
+ * <ref> is taken under it and dropped under it; the data are atomics
+ * anyone holding a reference (or the shard's lock) may update. */
+struct stksess {
+	struct stksess *hnext;       /* hash chain */
+	struct list lru;             /* shard's list, least recently used first */
+	_Atomic uint32_t ref;        /* trackers */
+	uint32_t hash;
+	_Atomic uint64_t expire;     /* loop-clock ms, 0: never (read racily by dumps) */
+	uint32_t key_len;
+	uint32_t pad;
+	unsigned char data[];        /* table->data_size bytes, then the key */
+};
+
+struct stkt_shard {
+	struct sl_lock lock;
+	struct stksess **buckets;    /* mask + 1 chains */
+	uint32_t mask;
+	struct list lru;             /* oldest touch first: also expiry order */
+	long count;
+} __attribute__((aligned(64)));
+
+struct stktable {
+	struct list list;            /* all tables (configuration time only) */
+	char *name;                  /* the proxy's name */
+	char *file;
+	int line;
+	void *px;                    /* the proxy it belongs to (opaque) */
+	enum stkt_type type;
+	uint32_t key_size;           /* bytes of a key (string: max characters) */
+	long size;                   /* entries at most */
+	int expire_ms;               /* 0: entries never expire */
+	int nopurge;                 /* refuse new entries when full */
+	int data_ofs[STKT_DT_COUNT]; /* offset in data[], -1 when not stored */
+	uint32_t data_period[STKT_DT_COUNT];   /* ms, for STKT_K_FRQ */
+	uint32_t data_size;
+	uint32_t entry_size;
+	_Atomic long used;           /* entries, bounded by size */
+	/* expiry task (thread exp_tid); its cursor belongs to that thread */
+	struct task *exp_task;
+	int exp_tid;
+	int exp_cursor;
+	/* statistics, relaxed atomics */
+	_Atomic uint64_t n_expired, n_evicted, n_refused;
+	struct stkt_shard *shards;   /* STKT_SHARDS */
+};
+
+/* A key ready to look up: normalised to the table's type. */
+struct stkt_key {
+	const unsigned char *ptr;
+	uint32_t len;
+	unsigned char buf[16];
+};
+
+/* ---- configuration ---- */
+
+/* What a `stick-table` line says (stktable_parse_args()). */
+struct stkt_conf {
+	enum stkt_type type;
+	uint32_t key_size;
+	long size;
+	int expire_ms;
+	int nopurge;
+	int stored[STKT_DT_COUNT];
+	uint32_t period[STKT_DT_COUNT];
+	char warn[256];              /* a warning to print, or empty */
+};
+
+/* Parses the words after "stick-table". Returns 0, or -1 with a message
+ * (HAProxy 2.6's wording, without the "stick-table: " prefix the caller
+ * adds). No allocation: for the configuration and the fuzzer. */
+int stktable_parse_args(char **args, int nargs, struct stkt_conf *c, char *err, size_t errlen);
+
+/* Creates the table of <px> named <name>. NULL when memory is short. */
+struct stktable *stktable_new(const char *name, const char *file, int line, void *px,
+                              const struct stkt_conf *c);
+/* The table called <name>, or NULL. */
+struct stktable *stktable_find(const char *name);
+struct stktable *stktable_first(void);
+struct stktable *stktable_next(struct stktable *t);
+/* Frees every table and its entries (exit, the configuration fuzzer). No
+ * thread may run. */
+void stktable_free_all(void);
+
+/* ---- keys and entries ---- */
+
+struct sample;
+/* Turns a sample into a key of <t> (cast, truncated, padded). 1, or 0 when
+ * the sample cannot be one. <smp> may be modified (cast). */
+int stktable_key_from_smp(const struct stktable *t, struct sample *smp, struct stkt_key *k);
+/* Parses the text of a key (CLI). 1 or 0. */
+int stktable_key_from_text(const struct stktable *t, const char *s, struct stkt_key *k);
+/* Writes the key of <ts> as `show table` prints it. */
+size_t stktable_key_text(const struct stktable *t, const struct stksess *ts, char *out,
+                         size_t room);
+
+/* The entry of <k>, created if missing, with one more reference and its
+ * expiry pushed back. NULL when it cannot be created (table full of
+ * referenced entries, nopurge, no memory). */
+struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k);
+/* Drops a reference taken by stktable_get_ref(), pushing the expiry back. */
+void stktable_release(struct stktable *t, struct stksess *ts);
+
+/* The entry of <k> with its shard locked, or NULL (nothing locked).
+ * Release with stktable_unlock(). Read-only lookups (src_*, table_*). */
+struct stksess *stktable_lookup_lock(struct stktable *t, const struct stkt_key *k);
+void stktable_unlock(struct stktable *t, const struct stksess *ts);
+/* Removes the entry of <k> if nothing references it. 1 removed, 0 not
+ * found, -1 in use. */
+int stktable_remove(struct stktable *t, const struct stkt_key *k);
+
+/* Calls <fn> for every entry, one shard at a time under its lock; stops
+ * when <fn> returns non-zero. <fn> must not take another shard lock. */
+void stktable_walk(struct stktable *t, int (*fn)(struct stktable *t, struct stksess *ts,
+                                                void *arg), void *arg);
+/* Removes every unreferenced entry for which <fn> returns non-zero (NULL:
+ * every one). Returns how many were removed. */
+long stktable_purge(struct stktable *t, int (*fn)(struct stktable *t, struct stksess *ts,
+                                                  void *arg), void *arg);
+
+/* ---- data ---- */
+
+static inline void *stkt_data_ptr(const struct stktable *t, struct stksess *ts, enum stkt_dt dt)
+{
+	int o = t->data_ofs[dt];
+
+	return o < 0 ? NULL : ts->data + o;
+}
+
+static inline int stkt_stores(const struct stktable *t, enum stkt_dt dt)
+{
+	return t->data_ofs[dt] >= 0;
+}
+
+/* The loop clock of the calling thread (ms). */
+uint64_t stkt_now_ms(void);
+
+/* Adds <n> to a counter or rate (nothing when the table does not store it). */
+void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t n);
+/* Decrements a counter that stays at or above zero (conn_cur). */
+void stkt_dec(struct stktable *t, struct stksess *ts, enum stkt_dt dt);
+/* The value (a rate is read at the current date). 1, or 0 when not stored. */
+int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t *out);
+/* Sets a value (a rate: the current period's count). 1, or 0 when not stored. */
+int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v);
+
+void stkt_frq_add(struct stkt_frq *f, uint32_t period, uint32_t now, uint32_t n);
+uint32_t stkt_frq_read(struct stkt_frq *f, uint32_t period, uint32_t now);
+
+/* Creates the expiry task of every table that thread <tid> runs; the
+ * thread hooks are registered by stktable.c itself. */
+
+#endif
