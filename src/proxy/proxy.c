@@ -19,6 +19,7 @@
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 struct list proxies = LIST_HEAD_INIT(proxies);
@@ -1293,7 +1294,7 @@ static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struc
 	return 1;
 }
 
-static int resolve_fetch_names(struct smp_args *args, const char *kw,
+static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
                                const struct smp_origin *o, void *priv)
 {
 	int errors = 0;
@@ -1303,6 +1304,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw,
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_TAB)
+			errors += stktable_resolve_arg(&args->a[i], i, kw, conv, o);
 	}
 	return errors;
 }

@@ -11,6 +11,7 @@
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cfg_free.h>
 #include <sluice/core/errmsg.h>
+#include <sluice/expr/sample.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stktable.h>
 
@@ -297,4 +298,34 @@ static int kw_stick_table(struct cfg_ctx *ctx, char **args, int nargs, char *err
 	if (!t)
 		return errmsg_set(err, errlen, "out of memory.");
 	return 0;
+}
+
+/* The sc_* fetches take an optional table: without it, the tracked entry's
+ * own table is read. */
+static int is_sc_fetch(const char *kw)
+{
+	return !strncmp(kw, "sc_", 3) || (!strncmp(kw, "sc", 2) && kw[2] >= '0' &&
+	                                  kw[2] <= '2' && kw[3] == '_');
+}
+
+int stktable_resolve_arg(struct smp_arg *a, int i, const char *kw, int conv,
+                         const struct smp_origin *o)
+{
+	struct proxy *px = o->px;
+	const char *name = a->text && *a->text ? a->text : NULL;
+
+	if (!name) {
+		if (is_sc_fetch(kw) && !conv)
+			return 0;
+		if (!px)
+			return 0;   /* no origin (unit tests): found at run time, never */
+		name = px->name;
+	}
+	a->resolved = stktable_find(name);
+	if (a->resolved)
+		return 0;
+	cfg_alert(o->file, o->line, "unable to find table '%s' referenced in arg %d of %s "
+	          "keyword '%s'%s%s%s.", name, i + 1, conv ? "conversion" : "sample fetch", kw,
+	          px ? " in proxy '" : "", px ? px->name : "", px ? "'" : "");
+	return 1;
 }

@@ -176,8 +176,10 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
  * when they refused it (stream closed, nothing logged: no session). */
 static int stream_session_ready(struct stream *s)
 {
-	if (stream_tcp_sess_rules(s) == 0)
+	if (stream_tcp_sess_rules(s) == 0) {
+		stkctr_session_new(s);
 		return 0;
+	}
 	s->term[0] = 'P';
 	s->term[1] = 'R';
 	s->st = SST_CLOSED;
@@ -447,6 +449,7 @@ void stream_free(struct stream *s)
 
 	if (!(s->http_flags & SF_CONN_GIVEN))
 		stream_account_bytes(s);
+	stkctr_release(s, 0);
 	buf_release(&s->req);
 	buf_release(&s->res);
 	h1m_reset(&s->cli_m);
@@ -470,6 +473,7 @@ void stream_free(struct stream *s)
 /* Adds the stream's byte counts to its server, backend and frontend. */
 void stream_account_bytes(struct stream *s)
 {
+	stkctr_bytes(s, s->bytes_in, s->bytes_out);
 	if (s->srv) {
 		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
 		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);

@@ -471,6 +471,7 @@ static void http_wait_req_run(struct stream *s)
 	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
 		t->req.head_len = 0;
@@ -1459,6 +1460,9 @@ static void txn_end(struct stream *s)
 		atomic_fetch_sub(&s->be->beconn, 1);
 	http_h1_strm_end(s);
 	http_log(s);
+	/* the counters tracked by this transaction's rules go with it, as
+	 * HAProxy's stream does; those of the connection stay */
+	stkctr_release(s, 1);
 	http_server_conn_apply(s, plan);
 	s->be = NULL;
 	s->txn_count++;

@@ -176,6 +176,15 @@ struct stktable *stktable_next(struct stktable *t);
  * thread may run. */
 void stktable_free_all(void);
 
+/* Resolves a table argument (ARGT_TAB) of fetch or converter <kw> at
+ * configuration time: the table it names, or, omitted, the table of the
+ * expression's proxy (sc_* fetches: none, the tracked entry's table is
+ * used). Returns an error count (the alert is printed). */
+struct smp_arg;
+struct smp_origin;
+int stktable_resolve_arg(struct smp_arg *a, int i, const char *kw, int conv,
+                         const struct smp_origin *o);
+
 /* ---- keys and entries ---- */
 
 struct sample;
@@ -241,7 +250,34 @@ int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
 void stkt_frq_add(struct stkt_frq *f, uint32_t period, uint32_t now, uint32_t n);
 uint32_t stkt_frq_read(struct stkt_frq *f, uint32_t period, uint32_t now);
 
-/* Creates the expiry task of every table that thread <tid> runs; the
- * thread hooks are registered by stktable.c itself. */
+/* ---- tracking by streams (src/proxy/stktable_act.c) ---- */
+
+/* A stream's tracked counter (sc0, sc1, sc2): the entry it holds a
+ * reference on. Owner thread only. <sess>: tracked by a tcp-request
+ * connection or session rule, kept for the whole connection; otherwise
+ * released at the end of each HTTP transaction, as HAProxy releases a
+ * stream's counters. */
+struct stkctr {
+	struct stktable *table;
+	struct stksess *entry;
+	int sess;
+};
+
+struct stream;
+/* The session passed the tcp-request connection and session rules:
+ * sess_cnt and sess_rate of what they track. */
+void stkctr_session_new(struct stream *s);
+/* A new HTTP request (http_req_cnt/rate of every tracked entry); <error>:
+ * it was invalid (http_err too). */
+void stkctr_http_request(struct stream *s, int error);
+/* The request was denied or tarpitted: http_err of every tracked entry. */
+void stkctr_http_error(struct stream *s);
+/* A response status from a server: 4xx counts as http_err, 5xx but 501
+ * and 505 as http_fail. */
+void stkctr_http_status(struct stream *s, int status);
+/* Bytes exchanged since the last call. */
+void stkctr_bytes(struct stream *s, uint64_t in, uint64_t out);
+/* Releases the counters (<content_only>: those of the transaction). */
+void stkctr_release(struct stream *s, int content_only);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sluice/http/mux_h1.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
+#include <sluice/proxy/stktable.h>
 
 struct listener;
 struct proxy;
@@ -117,6 +118,7 @@ struct stream {
 	char *svc_body;
 	size_t svc_len, svc_off;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
+	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
