@@ -862,6 +862,10 @@ static int response_parsed(struct stream *s)
 		    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
 			t->flags |= TX_F_SRV_CLOSE;
 		http_hdr_del_conn_named(&t->res_edit, !!(m->flags & HTTP_F_TUNNEL));
+		/* tracked entries count the server's 4xx and 5xx before the
+		 * response rules read them, as in HAProxy */
+		if (m->status >= 200)
+			stkctr_http_status(s, m->status);
 		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
 		if (!rc && s->be != s->fe)
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);

@@ -97,10 +97,8 @@ void http_count_status(struct stream *s, int status)
 	CNT_INC(s->fe->fe_cnt.hrsp[k]);
 	if (s->be && s->be != s->fe)
 		CNT_INC(s->be->be_cnt.hrsp[k]);
-	if (s->srv && !(s->txn->flags & TX_F_REPLIED)) {
+	if (s->srv && !(s->txn->flags & TX_F_REPLIED))
 		CNT_INC(s->srv->cnt.hrsp[k]);
-		stkctr_http_status(s, status);
-	}
 }
 
 /* Puts the reply for <status> (<r> if given, else the configured or built-in
