@@ -48,6 +48,7 @@
 #define STKT_EXP_BATCH   64     /* entries examined per shard lock hold */
 #define STKT_EXP_BUDGET  1024   /* entries examined per task run */
 #define STKT_EVICT_SCAN  32     /* referenced heads skipped looking for a victim */
+#define STKT_EVICT_SHARDS 8     /* shards whose oldest entries compete for eviction */
 #define STKT_GET_TRIES   4      /* evictions tried before refusing an entry */
 
 const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT] = {
@@ -588,37 +589,67 @@ static void touch_locked(struct stktable *t, struct stkt_shard *sh, struct stkse
 	if (t->expire_ms)
 		atomic_store_explicit(&ts->expire, stkt_now_ms() + (uint64_t)t->expire_ms,
 		                      memory_order_relaxed);
+	ts->touched = sched_now_ns();
 	list_del_init(&ts->lru);
 	list_append(&sh->lru, &ts->lru);
 }
 
-/* Frees the least recently used unreferenced entry of one shard, looking
- * at the shards from <start> on, one lock at a time. 1 if one was freed. */
+/* The least recently used unreferenced entry among the first
+ * STKT_EVICT_SCAN of a shard's list, or NULL. Under the shard's lock. */
+static struct stksess *shard_victim(struct stkt_shard *sh)
+{
+	struct list *pos, *tmp;
+	int scanned = 0;
+
+	list_for_each_safe(pos, tmp, &sh->lru) {
+		struct stksess *ts = list_elem(pos, struct stksess, lru);
+
+		if (++scanned > STKT_EVICT_SCAN)
+			break;
+		if (!atomic_load_explicit(&ts->ref, memory_order_relaxed))
+			return ts;
+	}
+	return NULL;
+}
+
+/* Frees the least recently used unreferenced entry among those heading
+ * the lists of up to STKT_EVICT_SHARDS non-empty shards, from <start> on:
+ * an exact LRU for small tables, a sampled one (as Redis does) for large
+ * ones. One shard lock at a time. 1 if an entry was freed. */
 static int evict_one(struct stktable *t, uint32_t start)
 {
-	for (int n = 0; n < STKT_SHARDS; n++) {
-		struct stkt_shard *sh = &t->shards[(start + (uint32_t)n) % STKT_SHARDS];
-		struct list *pos, *tmp;
-		int scanned = 0;
+	uint64_t best_touch = UINT64_MAX;
+	int best = -1, seen = 0;
+	struct stkt_shard *sh;
+	struct stksess *ts;
 
+	for (int n = 0; n < STKT_SHARDS && seen < STKT_EVICT_SHARDS; n++) {
+		int i = (int)((start + (uint32_t)n) % STKT_SHARDS);
+
+		sh = &t->shards[i];
 		if (!sh->count)   /* racy peek: an empty shard is skipped unlocked */
 			continue;
+		seen++;
 		lock_take(&sh->lock);
-		list_for_each_safe(pos, tmp, &sh->lru) {
-			struct stksess *ts = list_elem(pos, struct stksess, lru);
-
-			if (++scanned > STKT_EVICT_SCAN)
-				break;
-			if (atomic_load_explicit(&ts->ref, memory_order_relaxed))
-				continue;
-			entry_free_locked(t, sh, ts);
-			lock_release(&sh->lock);
-			atomic_fetch_add_explicit(&t->n_evicted, 1, memory_order_relaxed);
-			return 1;
+		ts = shard_victim(sh);
+		if (ts && ts->touched < best_touch) {
+			best_touch = ts->touched;
+			best = i;
 		}
 		lock_release(&sh->lock);
 	}
-	return 0;
+	if (best < 0)
+		return 0;
+	/* the chosen shard may have changed meanwhile: take its victim of now */
+	sh = &t->shards[best];
+	lock_take(&sh->lock);
+	ts = shard_victim(sh);
+	if (ts)
+		entry_free_locked(t, sh, ts);
+	lock_release(&sh->lock);
+	if (ts)
+		atomic_fetch_add_explicit(&t->n_evicted, 1, memory_order_relaxed);
+	return ts != NULL;
 }
 
 /* Reserves a place for a new entry: 1, or 0 when the table is full and

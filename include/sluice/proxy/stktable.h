@@ -101,6 +101,7 @@ struct stksess {
 	_Atomic uint32_t ref;        /* trackers */
 	uint32_t hash;
 	_Atomic uint64_t expire;     /* loop-clock ms, 0: never (read racily by dumps) */
+	uint64_t touched;            /* loop-clock ns of the last touch (eviction order) */
 	uint32_t key_len;
 	uint32_t pad;
 	unsigned char data[];        /* table->data_size bytes, then the key */
