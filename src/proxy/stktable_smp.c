@@ -26,6 +26,7 @@ enum stk_op {
 	OP_IDLE,         /* ms since the last touch (table_idle) */
 	OP_IN_TABLE,     /* in_table */
 	OP_SERVER_ID,
+	OP_UPDT_CONN,    /* src_updt_conn_cnt: conn_cnt + 1, the new value */
 };
 
 /* kw->priv: op << 8 | data type, and (counter + 1) << 16 for scN_ */
@@ -100,6 +101,14 @@ static int entry_op(struct stktable *t, struct stksess *ts, int op, enum stkt_dt
 		if (!stkt_get(t, ts, STKT_DT_SERVER_ID, &v))
 			return 0;
 		break;
+	case OP_UPDT_CONN: {
+		_Atomic uint32_t *p = stkt_data_ptr(t, ts, STKT_DT_CONN_CNT);
+
+		if (!p)
+			return 0;
+		v = (uint32_t)(atomic_fetch_add_explicit(p, 1, memory_order_relaxed) + 1);
+		break;
+	}
 	default:
 		return 0;
 	}
@@ -210,7 +219,7 @@ static int fetch_src(const struct smp_args *args, struct sample *smp, struct smp
 
 	if (!t || !src_key(ctx, t, &k))
 		return 0;
-	return lookup_op(t, &k, op, dt, op == OP_INC || op == OP_CLR, smp);
+	return lookup_op(t, &k, op, dt, op == OP_INC || op == OP_CLR || op == OP_UPDT_CONN, smp);
 }
 
 /* ---- table_cnt, table_avl ---- */
@@ -295,6 +304,8 @@ static const struct smp_fetch_kw stk_fetches[] = {
 	SC_FETCHES("clr_gpc1", OP_CLR, STKT_DT_GPC1),
 	SC_ONLY("tracked", OP_TRACKED, SMP_T_BOOL),
 	SC_ONLY("trackers", OP_TRACKERS, SMP_T_SINT),
+	{ "src_updt_conn_cnt", fetch_src, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI,
+	  PRIV(OP_UPDT_CONN, STKT_DT_CONN_CNT, -1) },
 	{ "table_cnt", fetch_table_cnt, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, NULL },
 	{ "table_avl", fetch_table_cnt, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, (void *)1 },
 	{ NULL }

@@ -1,0 +1,66 @@
+/* libFuzzer target: the arguments of a `stick-table` line
+ * (stktable_parse_args()), then a CLI key for the table it describes
+ * (stktable_key_from_text()).
+ *
+ * Input: the words of the line, separated by blanks, up to the first
+ * newline; what follows is the key text.
+ *
+ * Checked on every input, beyond the sanitizers' own checks:
+ * - the result is 0 or -1; an error always leaves a message;
+ * - an accepted line has a type, a size, key sizes and periods in range,
+ *   and stores only known data types;
+ * - a key that parses is no longer than the table's keys.
+ */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/proxy/stktable.h>
+
+#define MAX_WORDS 64
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1), *words[MAX_WORDS], *p, *key = NULL;
+	struct stkt_conf c;
+	char err[512];
+	int n = 0, rc;
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = 0;
+	p = strchr(buf, '\n');
+	if (p) {
+		*p = 0;
+		key = p + 1;
+	}
+	for (p = strtok(buf, " \t"); p && n < MAX_WORDS; p = strtok(NULL, " \t"))
+		words[n++] = p;
+	err[0] = 0;
+	rc = stktable_parse_args(words, n, &c, err, sizeof(err));
+	assert(rc == 0 || rc == -1);
+	if (rc < 0) {
+		assert(err[0]);
+		free(buf);
+		return 0;
+	}
+	assert(c.size > 0 && c.size <= UINT32_MAX);
+	assert(c.expire_ms >= 0);
+	assert(c.type >= STKT_T_IP && c.type <= STKT_T_BINARY);
+	assert(c.key_size > 0 && c.key_size <= 65535);
+	for (int i = 0; i < STKT_DT_COUNT; i++)
+		assert(c.stored[i] == 0 || c.stored[i] == 1);
+	if (key && c.key_size <= 1024) {
+		struct stktable t;
+		struct stkt_key k;
+
+		memset(&t, 0, sizeof(t));
+		t.type = c.type;
+		t.key_size = c.key_size;
+		if (stktable_key_from_text(&t, key, &k))
+			assert(k.len <= t.key_size);
+	}
+	free(buf);
+	return 0;
+}
