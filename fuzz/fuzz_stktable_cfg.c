@@ -9,7 +9,9 @@
  * - the result is 0 or -1; an error always leaves a message;
  * - an accepted line has a type, a size, key sizes and periods in range,
  *   and stores only known data types;
- * - a key that parses is no longer than the table's keys.
+ * - a key that parses is no longer than the table's keys;
+ * - each rate the line stores, fed events at dates taken from the input
+ *   (wrapping clock included), never reads more than it was given.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -51,6 +53,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(c.key_size > 0 && c.key_size <= 65535);
 	for (int i = 0; i < STKT_DT_COUNT; i++)
 		assert(c.stored[i] == 0 || c.stored[i] == 1);
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
+		struct stkt_frq f;
+		uint32_t now = 0, total = 0;
+
+		if (!c.stored[i] || stkt_dt_defs[i].kind != STKT_K_FRQ)
+			continue;
+		memset(&f, 0, sizeof(f));
+		for (size_t j = 0; j < size && j < 64; j++) {
+			now += (uint32_t)data[j] * (uint32_t)(1u + c.period[i] / 64);
+			stkt_frq_add(&f, c.period[i], now, 1);
+			total++;
+			assert(stkt_frq_read(&f, c.period[i], now) <= total);
+		}
+	}
 	if (key && c.key_size <= 1024) {
 		struct stktable t;
 		struct stkt_key k;

@@ -214,14 +214,18 @@ static int cli_show_table(char **args, int nargs, struct cli_out *out, int level
 	int rc;
 
 	if (nargs <= 2) {
-		/* HAProxy lists the most recently declared table first */
-		struct stktable *list[256];
+		/* HAProxy lists the most recently declared table first (the
+		 * list is walked again for each: tables are few) */
 		int n = 0;
 
-		for (t = stktable_first(); t && n < 256; t = stktable_next(t))
-			list[n++] = t;
-		while (n--)
-			print_header(out, list[n]);
+		for (t = stktable_first(); t; t = stktable_next(t))
+			n++;
+		while (n--) {
+			t = stktable_first();
+			for (int i = 0; i < n; i++)
+				t = stktable_next(t);
+			print_header(out, t);
+		}
 		return 0;
 	}
 	if (!(t = table_arg(args, nargs, out)))

@@ -101,7 +101,9 @@ static void frq_rotate(struct stkt_frq *f, uint32_t period, uint32_t now)
 	uint32_t tick = atomic_load_explicit(&f->tick, memory_order_acquire);
 	uint32_t elapsed, cur;
 
-	if (tick & 1)
+	/* a period of 0 (accepted, as by HAProxy) never rotates: its rate is
+	 * the count since the entry was created */
+	if ((tick & 1) || !period)
 		return;
 	elapsed = now - tick;
 	if ((int32_t)elapsed < 0 || elapsed < period)
