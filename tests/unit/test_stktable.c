@@ -65,13 +65,12 @@ static void test_frq(void)
 	CHECK(stkt_frq_read(&f, 10000, 200) == 4);
 }
 
-static struct stkt_key int_key(uint32_t v)
+/* A key points into its own buffer: it is filled in place, never copied. */
+static struct stkt_key *int_key(struct stkt_key *k, uint32_t v)
 {
-	struct stkt_key k;
-
-	memcpy(k.buf, &v, 4);
-	k.ptr = k.buf;
-	k.len = 4;
+	memcpy(k->buf, &v, 4);
+	k->ptr = k->buf;
+	k->len = 4;
 	return k;
 }
 
@@ -86,7 +85,7 @@ static void test_bound(void)
 	if (!t)
 		return;
 	for (uint32_t i = 1; i <= 4; i++) {
-		k = int_key(i);
+		int_key(&k, i);
 		ts = stktable_get_ref(t, &k);
 		CHECK(ts != NULL);
 		if (ts) {
@@ -96,19 +95,19 @@ static void test_bound(void)
 	}
 	CHECK(t->used == 4);
 	/* key 1 touched again: key 2 is the least recently used */
-	k = int_key(1);
+	int_key(&k, 1);
 	ts = stktable_get_ref(t, &k);
 	CHECK(ts && stkt_get(t, ts, STKT_DT_GPC0, &v) && v == 1);
 	if (ts)
 		stktable_release(t, ts);
-	k = int_key(5);
+	int_key(&k, 5);
 	ts = stktable_get_ref(t, &k);
 	CHECK(ts != NULL && t->used == 4 && t->n_evicted == 1);
 	if (ts)
 		stktable_release(t, ts);
-	k = int_key(2);
+	int_key(&k, 2);
 	CHECK(stktable_lookup_lock(t, &k) == NULL);
-	k = int_key(1);
+	int_key(&k, 1);
 	ts = stktable_lookup_lock(t, &k);
 	CHECK(ts != NULL);
 	if (ts)
@@ -116,13 +115,13 @@ static void test_bound(void)
 
 	/* every entry referenced: a new key is refused, nothing is freed */
 	for (uint32_t i = 0; i < 4; i++) {
-		k = int_key(i == 0 ? 1 : i + 2);
+		int_key(&k, i == 0 ? 1 : i + 2);
 		held[i] = stktable_get_ref(t, &k);
 		CHECK(held[i] != NULL);
 	}
-	k = int_key(9);
+	int_key(&k, 9);
 	CHECK(stktable_get_ref(t, &k) == NULL && t->used == 4);
-	k = int_key(3);
+	int_key(&k, 3);
 	CHECK(stktable_remove(t, &k) == -1);
 	CHECK(stktable_purge(t, NULL, NULL) == 0);
 	for (int i = 0; i < 4; i++)
@@ -133,7 +132,7 @@ static void test_bound(void)
 	CHECK(stktable_purge(t, NULL, NULL) == 3 && t->used == 0);
 
 	/* conn_cur never goes below 0 */
-	k = int_key(7);
+	int_key(&k, 7);
 	ts = stktable_get_ref(t, &k);
 	if (ts) {
 		stkt_add(t, ts, STKT_DT_CONN_CUR, 1);
@@ -156,7 +155,7 @@ static void test_nopurge(void)
 	for (uint32_t i = 1; i <= 3; i++) {
 		struct stksess *ts;
 
-		k = int_key(i);
+		int_key(&k, i);
 		ts = stktable_get_ref(t, &k);
 		CHECK((ts != NULL) == (i <= 2));
 		if (ts)
@@ -219,9 +218,11 @@ static struct stktable *shared;
 static void *worker(void *arg)
 {
 	for (int i = 0; i < 20000; i++) {
-		struct stkt_key k = int_key((uint32_t)(i % 50));
-		struct stksess *ts = stktable_get_ref(shared, &k);
+		struct stkt_key k;
+		struct stksess *ts;
 
+		int_key(&k, (uint32_t)(i % 50));
+		ts = stktable_get_ref(shared, &k);
 		if (!ts)
 			continue;
 		stkt_add(shared, ts, STKT_DT_CONN_CUR, 1);

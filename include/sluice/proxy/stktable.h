@@ -140,7 +140,8 @@ struct stktable {
 	struct stkt_shard *shards;   /* STKT_SHARDS */
 };
 
-/* A key ready to look up: normalised to the table's type. */
+/* A key ready to look up: normalised to the table's type. <ptr> may point
+ * into <buf>: fill a key in place, never copy one by value. */
 struct stkt_key {
 	const unsigned char *ptr;
 	uint32_t len;
