@@ -734,6 +734,12 @@ struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k)
 	return fresh;
 }
 
+void stktable_ref(struct stksess *ts)
+{
+	/* the caller's own reference keeps the entry alive: no lock needed */
+	atomic_fetch_add_explicit(&ts->ref, 1, memory_order_relaxed);
+}
+
 void stktable_release(struct stktable *t, struct stksess *ts)
 {
 	struct stkt_shard *sh = shard_of(t, ts->hash);

@@ -63,6 +63,14 @@ void stkctr_bytes(struct stream *s, uint64_t in, uint64_t out)
 	}
 }
 
+static void ctr_release(struct stkctr *c)
+{
+	if (!c->shared)
+		stkt_dec(c->table, c->entry, STKT_DT_CONN_CUR);
+	stktable_release(c->table, c->entry);
+	memset(c, 0, sizeof(*c));
+}
+
 void stkctr_release(struct stream *s, int content_only)
 {
 	for (int i = 0; i < STKT_MAX_CTR; i++) {
@@ -70,10 +78,34 @@ void stkctr_release(struct stream *s, int content_only)
 
 		if (!c->entry || (content_only && c->sess))
 			continue;
-		stkt_dec(c->table, c->entry, STKT_DT_CONN_CUR);
-		stktable_release(c->table, c->entry);
-		c->entry = NULL;
-		c->table = NULL;
-		c->sess = 0;
+		ctr_release(c);
 	}
+}
+
+void stkctr_take_session(struct stream *s, struct stkctr *dst)
+{
+	for (int i = 0; i < STKT_MAX_CTR; i++) {
+		if (!s->stkctr[i].entry || !s->stkctr[i].sess)
+			continue;
+		dst[i] = s->stkctr[i];
+		memset(&s->stkctr[i], 0, sizeof(s->stkctr[i]));
+	}
+}
+
+void stkctr_share_session(struct stream *s, const struct stkctr *src)
+{
+	for (int i = 0; i < STKT_MAX_CTR; i++) {
+		if (!src[i].entry)
+			continue;
+		stktable_ref(src[i].entry);
+		s->stkctr[i] = src[i];
+		s->stkctr[i].shared = 1;
+	}
+}
+
+void stkctr_release_array(struct stkctr *c)
+{
+	for (int i = 0; i < STKT_MAX_CTR; i++)
+		if (c[i].entry)
+			ctr_release(&c[i]);
 }

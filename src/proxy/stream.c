@@ -315,6 +315,9 @@ struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct 
 	list_append(&thr_streams[tid].head, &s->list);
 	thr_streams[tid].count++;
 	lock_release(&thr_streams[tid].lock);
+	/* the connection's tracked counters, before its rules run */
+	if (h2s_session_counters(h))
+		stkctr_share_session(s, h2s_session_counters(h));
 	http_stream_h2_request(s, msg);
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return s;

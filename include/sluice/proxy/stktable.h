@@ -263,6 +263,8 @@ struct stkctr {
 	struct stktable *table;
 	struct stksess *entry;
 	int sess;
+	int shared;   /* an HTTP/2 stream's reference to its connection's
+	               * entry: conn_cur belongs to the connection */
 };
 
 struct stream;
@@ -281,5 +283,15 @@ void stkctr_http_status(struct stream *s, int status);
 void stkctr_bytes(struct stream *s, uint64_t in, uint64_t out);
 /* Releases the counters (<content_only>: those of the transaction). */
 void stkctr_release(struct stream *s, int content_only);
+/* HTTP/2: the connection (<dst>, an array of STKT_MAX_CTR) takes over the
+ * connection-level counters of the stream that read its preface; each of
+ * its streams then gets a reference of its own to them (shared: its
+ * requests count there, conn_cur stays the connection's); the connection
+ * releases them when it ends. */
+void stkctr_take_session(struct stream *s, struct stkctr *dst);
+void stkctr_share_session(struct stream *s, const struct stkctr *src);
+void stkctr_release_array(struct stkctr *c);
+/* One more reference on an entry someone already holds one on. */
+void stktable_ref(struct stksess *ts);
 
 #endif
