@@ -28,6 +28,7 @@
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stick_rules.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
@@ -114,6 +115,7 @@ static void free_rules(struct proxy *px)
 	free_use_backends(&px->use_backends);
 	if (px->use_servers.next)
 		free_use_servers(&px->use_servers);
+	stick_rules_free(&px->stick_rules);
 }
 
 static void free_http_settings(struct proxy *px)

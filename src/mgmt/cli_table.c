@@ -72,6 +72,13 @@ static void print_entry(struct cli_out *out, struct stktable *t, struct stksess 
 	for (int i = 0; i < STKT_DT_COUNT; i++) {
 		int64_t v;
 
+		if (stkt_dt_defs[i].kind == STKT_K_NAME) {
+			const char *name = stkt_get_name(t, ts, (enum stkt_dt)i);
+
+			if (stkt_stores(t, (enum stkt_dt)i) && name)
+				cli_printf(out, " %s=%s", stkt_dt_defs[i].name, name);
+			continue;
+		}
 		if (!stkt_get(t, ts, (enum stkt_dt)i, &v))
 			continue;
 		if (stkt_dt_defs[i].kind == STKT_K_FRQ)

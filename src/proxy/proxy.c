@@ -93,6 +93,7 @@ static void proxy_set_defaults(struct proxy *px)
 	list_init(&px->binds);
 	list_init(&px->use_backends);
 	list_init(&px->use_servers);
+	list_init(&px->stick_rules);
 	list_init(&px->http_req_rules);
 	list_init(&px->http_res_rules);
 	list_init(&px->http_after_rules);

@@ -71,6 +71,7 @@ const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT] = {
 	[STKT_DT_BYTES_OUT_RATE] = { "bytes_out_rate", STKT_K_FRQ },
 	[STKT_DT_GPC1]           = { "gpc1",           STKT_K_U32 },
 	[STKT_DT_GPC1_RATE]      = { "gpc1_rate",      STKT_K_FRQ },
+	[STKT_DT_SERVER_KEY]     = { "server_key",     STKT_K_NAME },
 	[STKT_DT_HTTP_FAIL_CNT]  = { "http_fail_cnt",  STKT_K_U32 },
 	[STKT_DT_HTTP_FAIL_RATE] = { "http_fail_rate", STKT_K_FRQ },
 };
@@ -174,6 +175,7 @@ void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t 
 		stkt_frq_add(p, t->data_period[dt], (uint32_t)stkt_now_ms(), (uint32_t)n);
 		break;
 	case STKT_K_SINT:
+	case STKT_K_NAME:
 		break;
 	}
 }
@@ -210,8 +212,27 @@ int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int6
 	case STKT_K_FRQ:
 		*out = stkt_frq_read(p, t->data_period[dt], (uint32_t)stkt_now_ms());
 		break;
+	case STKT_K_NAME:
+		return 0;
 	}
 	return 1;
+}
+
+const char *stkt_get_name(const struct stktable *t, struct stksess *ts, enum stkt_dt dt)
+{
+	void *p = stkt_data_ptr(t, ts, dt);
+
+	if (!p || stkt_dt_defs[dt].kind != STKT_K_NAME)
+		return NULL;
+	return atomic_load_explicit((const char *_Atomic *)p, memory_order_relaxed);
+}
+
+void stkt_set_name(struct stktable *t, struct stksess *ts, enum stkt_dt dt, const char *name)
+{
+	void *p = stkt_data_ptr(t, ts, dt);
+
+	if (p && stkt_dt_defs[dt].kind == STKT_K_NAME)
+		atomic_store_explicit((const char *_Atomic *)p, name, memory_order_relaxed);
 }
 
 int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
@@ -233,6 +254,8 @@ int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
 	case STKT_K_FRQ:
 		frq_set(p, (uint32_t)stkt_now_ms(), (uint32_t)v);
 		break;
+	case STKT_K_NAME:
+		return 0;
 	}
 	return 1;
 }
@@ -241,7 +264,7 @@ static size_t dt_size(enum stkt_kind k)
 {
 	switch (k) {
 	case STKT_K_SINT: case STKT_K_U32: return 4;
-	case STKT_K_U64: return 8;
+	case STKT_K_U64: case STKT_K_NAME: return 8;
 	case STKT_K_FRQ: return sizeof(struct stkt_frq);
 	}
 	return 0;
@@ -439,11 +462,48 @@ static uint32_t pow2_at_least(long n)
 	return v;
 }
 
+/* Places the stored data types in an entry: 8-byte counters first, for
+ * their alignment, then the others in HAProxy's order; the key follows. */
+static void layout(struct stktable *t, const int *stored, const uint32_t *period)
+{
+	uint32_t ofs = 0;
+
+	for (int i = 0; i < STKT_DT_COUNT; i++)
+		t->data_ofs[i] = -1;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < STKT_DT_COUNT; i++) {
+			size_t sz = dt_size(stkt_dt_defs[i].kind);
+
+			if (!stored[i] || (pass == 0) != (sz == 8))
+				continue;
+			t->data_ofs[i] = (int)ofs;
+			t->data_period[i] = period[i];
+			ofs += (uint32_t)sz;
+		}
+	}
+	t->data_size = (ofs + 7) & ~7u;
+	t->entry_size = (uint32_t)sizeof(struct stksess) + t->data_size + t->key_size;
+}
+
+int stktable_enable_dt(struct stktable *t, enum stkt_dt dt)
+{
+	int stored[STKT_DT_COUNT];
+
+	if (t->data_ofs[dt] >= 0)
+		return 0;
+	if (atomic_load(&t->used))
+		return -1;   /* configuration time only: no entry yet */
+	for (int i = 0; i < STKT_DT_COUNT; i++)
+		stored[i] = t->data_ofs[i] >= 0 || i == (int)dt;
+	layout(t, stored, t->data_period);
+	return 0;
+}
+
 struct stktable *stktable_new(const char *name, const char *file, int line, void *px,
                               const struct stkt_conf *c)
 {
 	struct stktable *t = calloc(1, sizeof(*t));
-	uint32_t ofs = 0, nb;
+	uint32_t nb;
 
 	if (!t)
 		return NULL;
@@ -459,23 +519,7 @@ struct stktable *stktable_new(const char *name, const char *file, int line, void
 	t->size = c->size;
 	t->expire_ms = c->expire_ms;
 	t->nopurge = c->nopurge;
-	/* 8-byte counters first, for their alignment */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < STKT_DT_COUNT; i++) {
-			size_t sz = dt_size(stkt_dt_defs[i].kind);
-
-			if (!c->stored[i] || (pass == 0) != (sz == 8))
-				continue;
-			t->data_ofs[i] = (int)ofs;
-			t->data_period[i] = c->period[i];
-			ofs += (uint32_t)sz;
-		}
-	}
-	for (int i = 0; i < STKT_DT_COUNT; i++)
-		if (!c->stored[i])
-			t->data_ofs[i] = -1;
-	t->data_size = (ofs + 7) & ~7u;
-	t->entry_size = (uint32_t)sizeof(struct stksess) + t->data_size + t->key_size;
+	layout(t, c->stored, c->period);
 	/* about one entry per chain when the table is full */
 	nb = pow2_at_least(t->size / STKT_SHARDS);
 	if (nb < 4)
@@ -748,6 +792,11 @@ void stktable_release(struct stktable *t, struct stksess *ts)
 	touch_locked(t, sh, ts);
 	atomic_fetch_sub_explicit(&ts->ref, 1, memory_order_relaxed);
 	lock_release(&sh->lock);
+}
+
+void stktable_touch(struct stktable *t, struct stksess *ts)
+{
+	touch_locked(t, shard_of(t, ts->hash), ts);
 }
 
 struct stksess *stktable_lookup_lock(struct stktable *t, const struct stkt_key *k)

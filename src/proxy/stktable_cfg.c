@@ -112,7 +112,7 @@ static int parse_store_item(const char *item, struct stkt_conf *c, char *err, si
 	int dt = stkt_dt_lookup(item, nlen);
 
 	if (dt < 0) {
-		static const char *const later[] = { "gpc", "gpc_rate", "gpt", "server_key" };
+		static const char *const later[] = { "gpc", "gpc_rate", "gpt" };
 
 		for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
 			if (strlen(later[i]) == nlen && !memcmp(later[i], item, nlen))
@@ -261,7 +261,10 @@ int stktable_parse_args(char **args, int nargs, struct stkt_conf *c, char *err, 
 		} else if (!strcmp(w, "srvkey")) {
 			if (!next || (strcmp(next, "name") && strcmp(next, "addr")))
 				return errmsg_set(err, errlen, "'srvkey' expects 'name' or 'addr'.");
-			/* it only matters to stick on/match rules, which sluice refuses */
+			/* server_key holds the server's name (the default) */
+			if (!strcmp(next, "addr"))
+				return errmsg_set(err, errlen, "'srvkey addr' is not supported by sluice "
+				                  "yet (server_key holds the server's name).");
 			i++;
 		} else {
 			return errmsg_set(err, errlen, "unknown argument '%s'.", w);

@@ -452,6 +452,7 @@ void stream_free(struct stream *s)
 
 	if (!(s->http_flags & SF_CONN_GIVEN))
 		stream_account_bytes(s);
+	stick_rules_release(s);
 	stkctr_release(s, 0);
 	buf_release(&s->req);
 	buf_release(&s->res);
@@ -738,6 +739,14 @@ void do_assign(struct stream *s)
 
 		if (u)
 			s->persist_srv = u;   /* use-server: before persistence */
+	}
+	if (!s->redispatched) {
+		/* stick rules: after use-server and cookies; their store keys
+		 * are taken now in any case */
+		struct server *st = stick_rules_request(s);
+
+		if (st && !s->persist_srv)
+			s->persist_srv = st;
 	}
 	if (s->persist_srv && s->persist_srv != s->prev_srv && srv_is_usable(s->persist_srv)) {
 		/* cookie persistence: that server, or its queue */
@@ -1084,6 +1093,8 @@ void do_connecting(struct stream *s)
 		s->conn_exp = 0;
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
+		if (!s->txn)
+			stick_rules_commit(s);   /* TCP: the server is the one */
 		/* `proto h2`, or ALPN h2: the connection becomes a multiplexed
 		 * HTTP/2 one, this stream its first (a request already sent
 		 * as HTTP/1, retried, cannot go there) */

@@ -864,8 +864,11 @@ static int response_parsed(struct stream *s)
 		http_hdr_del_conn_named(&t->res_edit, !!(m->flags & HTTP_F_TUNNEL));
 		/* tracked entries count the server's 4xx and 5xx before the
 		 * response rules read them, as in HAProxy */
-		if (m->status >= 200)
+		if (m->status >= 200) {
 			stkctr_http_status(s, m->status);
+			stick_rules_commit(s);
+			stick_rules_response(s);
+		}
 		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
 		if (!rc && s->be != s->fe)
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
@@ -1466,6 +1469,7 @@ static void txn_end(struct stream *s)
 	http_log(s);
 	/* the counters tracked by this transaction's rules go with it, as
 	 * HAProxy's stream does; those of the connection stay */
+	stick_rules_release(s);
 	stkctr_release(s, 1);
 	http_server_conn_apply(s, plan);
 	s->be = NULL;

@@ -60,6 +60,7 @@ enum stkt_dt {
 	STKT_DT_BYTES_OUT_RATE,
 	STKT_DT_GPC1,
 	STKT_DT_GPC1_RATE,
+	STKT_DT_SERVER_KEY,
 	STKT_DT_HTTP_FAIL_CNT,
 	STKT_DT_HTTP_FAIL_RATE,
 	STKT_DT_COUNT
@@ -70,6 +71,8 @@ enum stkt_kind {
 	STKT_K_U32,          /* unsigned 32-bit counter or tag */
 	STKT_K_U64,          /* unsigned 64-bit counter (bytes) */
 	STKT_K_FRQ,          /* frequency counter over a period */
+	STKT_K_NAME,         /* a server's name (server_key: a pointer to a name
+	                      * that lives as long as the configuration) */
 };
 
 struct stkt_dt_def {
@@ -210,6 +213,12 @@ void stktable_release(struct stktable *t, struct stksess *ts);
  * Release with stktable_unlock(). Read-only lookups (src_*, table_*). */
 struct stksess *stktable_lookup_lock(struct stktable *t, const struct stkt_key *k);
 void stktable_unlock(struct stktable *t, const struct stksess *ts);
+/* Pushes back the expiry of an entry found by stktable_lookup_lock(), its
+ * shard still locked (a stick match refreshes what it finds). */
+void stktable_touch(struct stktable *t, struct stksess *ts);
+/* Stores <dt> in every entry from now on (the stick rules' server_id):
+ * configuration time only, while the table is empty. 0, or -1. */
+int stktable_enable_dt(struct stktable *t, enum stkt_dt dt);
 /* Removes the entry of <k> if nothing references it. 1 removed, 0 not
  * found, -1 in use. */
 int stktable_remove(struct stktable *t, const struct stkt_key *k);
@@ -244,7 +253,11 @@ uint64_t stkt_now_ms(void);
 void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t n);
 /* Decrements a counter that stays at or above zero (conn_cur). */
 void stkt_dec(struct stktable *t, struct stksess *ts, enum stkt_dt dt);
-/* The value (a rate is read at the current date). 1, or 0 when not stored. */
+/* server_key: the name stored, or NULL (not stored, or not set). */
+const char *stkt_get_name(const struct stktable *t, struct stksess *ts, enum stkt_dt dt);
+void stkt_set_name(struct stktable *t, struct stksess *ts, enum stkt_dt dt, const char *name);
+/* The value (a rate is read at the current date). 1, or 0 when not stored
+ * or not a number (server_key). */
 int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t *out);
 /* Sets a value (a rate: the current period's count). 1, or 0 when not stored. */
 int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v);
