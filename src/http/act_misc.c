@@ -110,8 +110,6 @@ static const struct act_kw misc_kws[] = {
 	{ "set-nice",     REQ | RES | CNT | TRS, parse_set_nice, exec_noop },
 	{ "disable-l7-retry", REQ, parse_none, exec_noop },
 	/* known to HAProxy 2.6, refused with a reason */
-	{ "sc-inc-gpc(",  REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-set-gpt(",  REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
 	{ "auth",         REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-use",    REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-store",  RES, parse_unsupported, NULL, NULL, UNSUP },
@@ -892,10 +890,7 @@ static int parse_unsupported(struct act_rule *r, struct proxy *px, char **args, 
 	const char *w = word_of(args);
 	const char *why;
 
-	if (!strncmp(w, "sc-", 3))
-		why = "the gpc/gpt arrays of stick tables are not implemented (use "
-		      "sc-inc-gpc0/1 and sc-set-gpt0)";
-	else if (!strcmp(w, "auth"))
+	if (!strcmp(w, "auth"))
 		why = "userlists are not implemented";
 	else if (!strncmp(w, "cache-", 6))
 		why = "the HTTP cache is not implemented";

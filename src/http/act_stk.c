@@ -36,6 +36,8 @@ struct trk_arg {
 
 struct gpc_arg {
 	int ctr;
+	int idx;                     /* sc-inc-gpc(<idx>,<ctr>), sc-set-gpt(<idx>,<ctr>);
+	                              * -1 for the gpc0/gpc1/gpt0 forms */
 	int64_t value;               /* sc-set-gpt0 <int> */
 	struct sample_expr *expr;    /* sc-set-gpt0 <expr> */
 };
@@ -65,6 +67,8 @@ static const struct act_kw stk_kws[] = {
 	{ "sc-inc-gpc1(", REQ | RES | CON | SES | CNT | TRS, parse_sc_gpc, exec_inc_gpc, free_gpc },
 	{ "sc-set-gpt0",  REQ | RES | CON | SES | CNT | TRS, parse_sc_gpc, exec_set_gpt0, free_gpc },
 	{ "sc-set-gpt0(", REQ | RES | CON | SES | CNT | TRS, parse_sc_gpc, exec_set_gpt0, free_gpc },
+	{ "sc-inc-gpc(",  REQ | RES | CON | SES | CNT | TRS, parse_sc_gpc, exec_inc_gpc, free_gpc },
+	{ "sc-set-gpt(",  REQ | RES | CON | SES | CNT | TRS, parse_sc_gpc, exec_set_gpt0, free_gpc },
 	{ NULL }
 };
 ACT_REGISTER(stk_kws)
@@ -130,15 +134,41 @@ static int parse_ctr_suffix(const char *word, const char *base, int *ctr, char *
 	return 0;
 }
 
+/* "sc-inc-gpc(<idx>,<ctr>)", "sc-set-gpt(<idx>,<ctr>)": both numbers. */
+static int parse_idx_ctr(const char *word, size_t base, int *idx, int *ctr, char *err,
+                         size_t errlen)
+{
+	const char *p = word + base;
+	const char *kind = word[3] == 's' ? "gpt" : "gpc";
+	char *end;
+	long i, c;
+
+	i = strtol(p, &end, 10);
+	if (end == p || *end != ',' || i < 0)
+		return errmsg_set(err, errlen, "Missing %s ID '%s'. Expects %.*s(<%s ID>,<Track "
+		                  "ID>).", kind, word, (int)base - 1, word, kind[2] == 't' ?
+		                  "GPT" : "GPC");
+	p = end + 1;
+	c = strtol(p, &end, 10);
+	if (end == p || strcmp(end, ")") || c < 0 || c >= STKT_MAX_CTR)
+		return errmsg_set(err, errlen, "invalid stick table track ID '%s'. The max allowed "
+		                  "ID is %d.", word, STKT_MAX_CTR - 1);
+	*idx = (int)i;
+	*ctr = (int)c;
+	return 0;
+}
+
 static int parse_sc_gpc(struct act_rule *r, struct proxy *px, char **args, int nargs,
                         char *err, size_t errlen)
 {
 	const char *word = args[-1];
-	int set = !strncmp(word, "sc-set-gpt0", 11);
+	int set = !strncmp(word, "sc-set-gpt", 10);
+	int array = word[10] == '(';
 	struct gpc_arg *a;
-	int ctr;
+	int ctr, idx = -1;
 
-	if (parse_ctr_suffix(word, set ? "sc-set-gpt0" : "sc-inc-gpc0", &ctr, err, errlen) < 0)
+	if (array ? parse_idx_ctr(word, 11, &idx, &ctr, err, errlen) < 0 :
+	    parse_ctr_suffix(word, set ? "sc-set-gpt0" : "sc-inc-gpc0", &ctr, err, errlen) < 0)
 		return -1;
 	if (!set && nargs)
 		return errmsg_set(err, errlen, "unexpected argument '%s'.", args[0]);
@@ -149,6 +179,7 @@ static int parse_sc_gpc(struct act_rule *r, struct proxy *px, char **args, int n
 	if (!a)
 		return errmsg_set(err, errlen, "out of memory.");
 	a->ctr = ctr;
+	a->idx = idx;
 	if (set) {
 		char *end;
 		long long v = strtoll(args[0], &end, 10);
@@ -272,6 +303,11 @@ static enum act_verdict exec_inc_gpc(const struct act_rule *r, struct act_env *e
 
 	if (!ctr->entry)
 		return ACT_V_CONTINUE;
+	if (a->idx >= 0) {
+		stkt_add_idx(ctr->table, ctr->entry, STKT_DT_GPC, (unsigned int)a->idx, 1);
+		stkt_add_idx(ctr->table, ctr->entry, STKT_DT_GPC_RATE, (unsigned int)a->idx, 1);
+		return ACT_V_CONTINUE;
+	}
 	stkt_add(ctr->table, ctr->entry, one ? STKT_DT_GPC1 : STKT_DT_GPC0, 1);
 	stkt_add(ctr->table, ctr->entry, one ? STKT_DT_GPC1_RATE : STKT_DT_GPC0_RATE, 1);
 	return ACT_V_CONTINUE;
@@ -292,6 +328,9 @@ static enum act_verdict exec_set_gpt0(const struct act_rule *r, struct act_env *
 			return ACT_V_CONTINUE;
 		v = smp.data.sint;
 	}
-	stkt_set(ctr->table, ctr->entry, STKT_DT_GPT0, v);
+	if (a->idx >= 0)
+		stkt_set_idx(ctr->table, ctr->entry, STKT_DT_GPT, (unsigned int)a->idx, v);
+	else
+		stkt_set(ctr->table, ctr->entry, STKT_DT_GPT0, v);
 	return ACT_V_CONTINUE;
 }

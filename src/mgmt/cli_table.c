@@ -79,7 +79,19 @@ static void print_entry(struct cli_out *out, struct stktable *t, struct stksess 
 				cli_printf(out, " %s=%s", stkt_dt_defs[i].name, name);
 			continue;
 		}
-		if (!stkt_get(t, ts, (enum stkt_dt)i, &v))
+		if (stkt_dt_defs[i].array) {
+			/* gpt0=.. gpt1=.., gpc0_rate(<period>)=.., as HAProxy names them */
+			for (uint32_t e = 0; t->data_ofs[i] >= 0 && e < t->data_nbelem[i]; e++) {
+				stkt_get_idx(t, ts, (enum stkt_dt)i, e, &v);
+				if (i == STKT_DT_GPC_RATE)
+					cli_printf(out, " gpc%u_rate(%u)=%lld", e, t->data_period[i],
+					           (long long)v);
+				else
+					cli_printf(out, " %s%u=%lld", stkt_dt_defs[i].name, e, (long long)v);
+			}
+			continue;
+		}
+		if (t->data_ofs[i] < 0 || !stkt_get(t, ts, (enum stkt_dt)i, &v))
 			continue;
 		if (stkt_dt_defs[i].kind == STKT_K_FRQ)
 			cli_printf(out, " %s(%u)=%lld", stkt_dt_defs[i].name, t->data_period[i],

@@ -74,6 +74,9 @@ const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT] = {
 	[STKT_DT_SERVER_KEY]     = { "server_key",     STKT_K_NAME },
 	[STKT_DT_HTTP_FAIL_CNT]  = { "http_fail_cnt",  STKT_K_U32 },
 	[STKT_DT_HTTP_FAIL_RATE] = { "http_fail_rate", STKT_K_FRQ },
+	[STKT_DT_GPT]            = { "gpt",            STKT_K_U32, 1 },
+	[STKT_DT_GPC]            = { "gpc",            STKT_K_U32, 1 },
+	[STKT_DT_GPC_RATE]       = { "gpc_rate",       STKT_K_FRQ, 1 },
 };
 
 static struct list tables = LIST_HEAD_INIT(tables);
@@ -158,13 +161,69 @@ static void frq_set(struct stkt_frq *f, uint32_t now, uint32_t v)
 
 /* ------------------------------------------------------------------ data */
 
-void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t n)
+static size_t dt_size(enum stkt_kind k);
+
+/* gpc0, gpc1, their rates and gpt0 as elements of the arrays that replace
+ * them; -1 for the other data types. */
+static int legacy_alias(enum stkt_dt dt, enum stkt_dt *arr)
 {
-	void *p = stkt_data_ptr(t, ts, dt);
+	switch (dt) {
+	case STKT_DT_GPC0: *arr = STKT_DT_GPC; return 0;
+	case STKT_DT_GPC1: *arr = STKT_DT_GPC; return 1;
+	case STKT_DT_GPC0_RATE: *arr = STKT_DT_GPC_RATE; return 0;
+	case STKT_DT_GPC1_RATE: *arr = STKT_DT_GPC_RATE; return 1;
+	case STKT_DT_GPT0: *arr = STKT_DT_GPT; return 0;
+	default: return -1;
+	}
+}
+
+/* The data type and element where <dt>[<idx>] lives, or -1. */
+static int locate(const struct stktable *t, enum stkt_dt dt, unsigned int idx, enum stkt_dt *real)
+{
+	if (t->data_ofs[dt] < 0) {
+		enum stkt_dt arr;
+		int first = legacy_alias(dt, &arr);
+
+		if (first < 0 || idx || t->data_ofs[arr] < 0)
+			return -1;
+		dt = arr;
+		idx = (unsigned int)first;
+	}
+	if (idx >= t->data_nbelem[dt])
+		return -1;
+	*real = dt;
+	return (int)idx;
+}
+
+void *stkt_elem_ptr(const struct stktable *t, struct stksess *ts, enum stkt_dt dt,
+                    unsigned int idx, enum stkt_dt *real)
+{
+	enum stkt_dt r;
+	int i = locate(t, dt, idx, &r);
+
+	if (i < 0)
+		return NULL;
+	if (real)
+		*real = r;
+	return ts->data + t->data_ofs[r] + (size_t)i * dt_size(stkt_dt_defs[r].kind);
+}
+
+int stkt_stores_elem(const struct stktable *t, enum stkt_dt dt, unsigned int idx)
+{
+	enum stkt_dt r;
+
+	return locate(t, dt, idx, &r) >= 0;
+}
+
+void stkt_add_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsigned int idx,
+                  uint64_t n)
+{
+	enum stkt_dt r;
+	void *p = stkt_elem_ptr(t, ts, dt, idx, &r);
 
 	if (!p)
 		return;
-	switch (stkt_dt_defs[dt].kind) {
+	switch (stkt_dt_defs[r].kind) {
 	case STKT_K_U32:
 		atomic_fetch_add_explicit((_Atomic uint32_t *)p, (uint32_t)n, memory_order_relaxed);
 		break;
@@ -172,7 +231,7 @@ void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t 
 		atomic_fetch_add_explicit((_Atomic uint64_t *)p, n, memory_order_relaxed);
 		break;
 	case STKT_K_FRQ:
-		stkt_frq_add(p, t->data_period[dt], (uint32_t)stkt_now_ms(), (uint32_t)n);
+		stkt_frq_add(p, t->data_period[r], (uint32_t)stkt_now_ms(), (uint32_t)n);
 		break;
 	case STKT_K_SINT:
 	case STKT_K_NAME:
@@ -180,12 +239,18 @@ void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t 
 	}
 }
 
+void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t n)
+{
+	stkt_add_idx(t, ts, dt, 0, n);
+}
+
 void stkt_dec(struct stktable *t, struct stksess *ts, enum stkt_dt dt)
 {
-	_Atomic uint32_t *p = stkt_data_ptr(t, ts, dt);
+	enum stkt_dt r;
+	_Atomic uint32_t *p = stkt_elem_ptr(t, ts, dt, 0, &r);
 	uint32_t v;
 
-	if (!p || stkt_dt_defs[dt].kind != STKT_K_U32)
+	if (!p || stkt_dt_defs[r].kind != STKT_K_U32)
 		return;
 	v = atomic_load_explicit(p, memory_order_relaxed);
 	while (v && !atomic_compare_exchange_weak_explicit(p, &v, v - 1, memory_order_relaxed,
@@ -193,13 +258,15 @@ void stkt_dec(struct stktable *t, struct stksess *ts, enum stkt_dt dt)
 		;
 }
 
-int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t *out)
+int stkt_get_idx(const struct stktable *t, struct stksess *ts, enum stkt_dt dt,
+                 unsigned int idx, int64_t *out)
 {
-	void *p = stkt_data_ptr(t, ts, dt);
+	enum stkt_dt r;
+	void *p = stkt_elem_ptr(t, ts, dt, idx, &r);
 
 	if (!p)
 		return 0;
-	switch (stkt_dt_defs[dt].kind) {
+	switch (stkt_dt_defs[r].kind) {
 	case STKT_K_SINT:
 		*out = atomic_load_explicit((_Atomic int32_t *)p, memory_order_relaxed);
 		break;
@@ -210,12 +277,17 @@ int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int6
 		*out = (int64_t)atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed);
 		break;
 	case STKT_K_FRQ:
-		*out = stkt_frq_read(p, t->data_period[dt], (uint32_t)stkt_now_ms());
+		*out = stkt_frq_read(p, t->data_period[r], (uint32_t)stkt_now_ms());
 		break;
 	case STKT_K_NAME:
 		return 0;
 	}
 	return 1;
+}
+
+int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t *out)
+{
+	return stkt_get_idx(t, ts, dt, 0, out);
 }
 
 const char *stkt_get_name(const struct stktable *t, struct stksess *ts, enum stkt_dt dt)
@@ -235,13 +307,15 @@ void stkt_set_name(struct stktable *t, struct stksess *ts, enum stkt_dt dt, cons
 		atomic_store_explicit((const char *_Atomic *)p, name, memory_order_relaxed);
 }
 
-int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
+int stkt_set_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsigned int idx,
+                 int64_t v)
 {
-	void *p = stkt_data_ptr(t, ts, dt);
+	enum stkt_dt r;
+	void *p = stkt_elem_ptr(t, ts, dt, idx, &r);
 
 	if (!p)
 		return 0;
-	switch (stkt_dt_defs[dt].kind) {
+	switch (stkt_dt_defs[r].kind) {
 	case STKT_K_SINT:
 		atomic_store_explicit((_Atomic int32_t *)p, (int32_t)v, memory_order_relaxed);
 		break;
@@ -258,6 +332,11 @@ int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
 		return 0;
 	}
 	return 1;
+}
+
+int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v)
+{
+	return stkt_set_idx(t, ts, dt, 0, v);
 }
 
 static size_t dt_size(enum stkt_kind k)
@@ -464,12 +543,15 @@ static uint32_t pow2_at_least(long n)
 
 /* Places the stored data types in an entry: 8-byte counters first, for
  * their alignment, then the others in HAProxy's order; the key follows. */
-static void layout(struct stktable *t, const int *stored, const uint32_t *period)
+static void layout(struct stktable *t, const int *stored, const uint32_t *period,
+                   const uint32_t *nbelem)
 {
 	uint32_t ofs = 0;
 
-	for (int i = 0; i < STKT_DT_COUNT; i++)
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
 		t->data_ofs[i] = -1;
+		t->data_nbelem[i] = nbelem && nbelem[i] ? nbelem[i] : 1;
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < STKT_DT_COUNT; i++) {
 			size_t sz = dt_size(stkt_dt_defs[i].kind);
@@ -478,7 +560,7 @@ static void layout(struct stktable *t, const int *stored, const uint32_t *period
 				continue;
 			t->data_ofs[i] = (int)ofs;
 			t->data_period[i] = period[i];
-			ofs += (uint32_t)sz;
+			ofs += (uint32_t)(sz * t->data_nbelem[i]);
 		}
 	}
 	t->data_size = (ofs + 7) & ~7u;
@@ -495,7 +577,7 @@ int stktable_enable_dt(struct stktable *t, enum stkt_dt dt)
 		return -1;   /* configuration time only: no entry yet */
 	for (int i = 0; i < STKT_DT_COUNT; i++)
 		stored[i] = t->data_ofs[i] >= 0 || i == (int)dt;
-	layout(t, stored, t->data_period);
+	layout(t, stored, t->data_period, t->data_nbelem);
 	return 0;
 }
 
@@ -519,7 +601,7 @@ struct stktable *stktable_new(const char *name, const char *file, int line, void
 	t->size = c->size;
 	t->expire_ms = c->expire_ms;
 	t->nopurge = c->nopurge;
-	layout(t, c->stored, c->period);
+	layout(t, c->stored, c->period, c->nbelem);
 	/* about one entry per chain when the table is full */
 	nb = pow2_at_least(t->size / STKT_SHARDS);
 	if (nb < 4)
@@ -729,8 +811,9 @@ static struct stksess *entry_new(struct stktable *t, const struct stkt_key *k, u
 	/* rates start their first period now */
 	for (int i = 0; i < STKT_DT_COUNT; i++)
 		if (t->data_ofs[i] >= 0 && stkt_dt_defs[i].kind == STKT_K_FRQ)
-			frq_set((struct stkt_frq *)(ts->data + t->data_ofs[i]),
-			        (uint32_t)stkt_now_ms(), 0);
+			for (uint32_t e = 0; e < t->data_nbelem[i]; e++)
+				frq_set((struct stkt_frq *)(ts->data + t->data_ofs[i]) + e,
+				        (uint32_t)stkt_now_ms(), 0);
 	return ts;
 }
 

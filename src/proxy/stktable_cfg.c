@@ -104,6 +104,65 @@ static int parse_time_ms(const char *s, size_t len, uint64_t *out, char *bad)
 	return 0;
 }
 
+/* gpc(<n>), gpt(<n>), gpc_rate(<n>,<period>). 0 (stored, or a warning
+ * for a repeated one), -1 with a message. */
+static int parse_array_item(const char *item, size_t nlen, int dt, struct stkt_conf *c,
+                            char *err, size_t errlen)
+{
+	const char *par = item + nlen, *close, *comma;
+	long n;
+
+	if (*par != '(')
+		return errmsg_set(err, errlen, "missing argument to store option '%.*s'.",
+		                  (int)nlen, item);
+	close = strchr(par, ')');
+	if (!close)
+		return errmsg_set(err, errlen, "missing closing parenthesis after store option "
+		                  "'%.*s'.", (int)nlen, item);
+	n = atol(par + 1);
+	if (n < 1 || n > STKT_MAX_ELEMS)
+		return errmsg_set(err, errlen, "array size is out of allowed range (1-%d) for store "
+		                  "option '%.*s'.", STKT_MAX_ELEMS, (int)nlen, item);
+	comma = memchr(par, ',', (size_t)(close - par));
+	if (stkt_dt_defs[dt].kind == STKT_K_FRQ) {
+		uint64_t ms;
+		char bad;
+
+		if (!comma)
+			return errmsg_set(err, errlen, "missing argument to store option '%.*s'.",
+			                  (int)nlen, item);
+		if (parse_time_ms(comma + 1, (size_t)(close - comma - 1), &ms, &bad) < 0)
+			return errmsg_set(err, errlen, "error when processing store option '%.*s'.",
+			                  (int)nlen, item);
+		if (!c->stored[dt])
+			c->period[dt] = (uint32_t)ms;
+	}
+	if (c->stored[dt]) {
+		snprintf(c->warn, sizeof(c->warn), "store option '%.*s' already enabled, ignored.",
+		         (int)nlen, item);
+		return 1;
+	}
+	c->nbelem[dt] = (uint32_t)n;
+	return 0;
+}
+
+/* The arrays replace the legacy data types: both in a table is an error. */
+static int check_overrides(const struct stkt_conf *c, char *err, size_t errlen)
+{
+	if (c->stored[STKT_DT_GPC] && (c->stored[STKT_DT_GPC0] || c->stored[STKT_DT_GPC1]))
+		return errmsg_set(err, errlen, "simultaneous usage of 'gpc' and 'gpc[0/1]' in a same "
+		                  "table is not permitted as 'gpc' overrides 'gpc[0/1]'.");
+	if (c->stored[STKT_DT_GPC_RATE] &&
+	    (c->stored[STKT_DT_GPC0_RATE] || c->stored[STKT_DT_GPC1_RATE]))
+		return errmsg_set(err, errlen, "simultaneous usage of 'gpc_rate' and "
+		                  "'gpc[0/1]_rate' in a same table is not permitted as 'gpc_rate' "
+		                  "overrides 'gpc[0/1]_rate'.");
+	if (c->stored[STKT_DT_GPT] && c->stored[STKT_DT_GPT0])
+		return errmsg_set(err, errlen, "simultaneous usage of 'gpt' and 'gpt0' in a same "
+		                  "table is not permitted as 'gpt' overrides 'gpt0'.");
+	return 0;
+}
+
 /* One item of a store list: "name" or "name(period)". */
 static int parse_store_item(const char *item, struct stkt_conf *c, char *err, size_t errlen)
 {
@@ -111,16 +170,14 @@ static int parse_store_item(const char *item, struct stkt_conf *c, char *err, si
 	size_t nlen = par ? (size_t)(par - item) : strlen(item);
 	int dt = stkt_dt_lookup(item, nlen);
 
-	if (dt < 0) {
-		static const char *const later[] = { "gpc", "gpc_rate", "gpt" };
-
-		for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
-			if (strlen(later[i]) == nlen && !memcmp(later[i], item, nlen))
-				return errmsg_set(err, errlen, "store option '%.*s' is not supported by "
-				                  "sluice yet.", (int)nlen, item);
+	if (dt < 0)
 		return errmsg_set(err, errlen, "unknown store option '%.*s'.", (int)nlen, item);
-	}
-	if (stkt_dt_defs[dt].kind == STKT_K_FRQ) {
+	if (stkt_dt_defs[dt].array) {
+		int rc = parse_array_item(item, nlen, dt, c, err, errlen);
+
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	} else if (stkt_dt_defs[dt].kind == STKT_K_FRQ) {
 		const char *close;
 		uint64_t ms;
 		char bad;
@@ -150,7 +207,7 @@ static int parse_store_item(const char *item, struct stkt_conf *c, char *err, si
 		return 0;
 	}
 	c->stored[dt] = 1;
-	return 0;
+	return check_overrides(c, err, errlen);
 }
 
 /* A comma-separated list; a trailing comma ends it, an empty item
@@ -161,8 +218,16 @@ static int parse_store_list(const char *list, struct stkt_conf *c, char *err, si
 	const char *p = list;
 
 	while (*p) {
-		const char *comma = strchr(p, ',');
-		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *comma = p;
+		size_t n;
+		int depth = 0;
+
+		/* a comma inside parentheses belongs to the item (gpc_rate(2,10s)) */
+		for (; *comma && (*comma != ',' || depth); comma++)
+			depth += *comma == '(' ? 1 : *comma == ')' && depth ? -1 : 0;
+		if (!*comma)
+			comma = NULL;
+		n = comma ? (size_t)(comma - p) : strlen(p);
 
 		if (n >= sizeof(item))
 			return errmsg_set(err, errlen, "unknown store option '%.*s'.", (int)n, p);

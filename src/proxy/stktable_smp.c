@@ -34,22 +34,26 @@ enum stk_op {
 #define PRIV_OP(p)   ((int)(((uintptr_t)(p) >> 8) & 0xff))
 #define PRIV_DT(p)   ((int)((uintptr_t)(p) & 0xff))
 #define PRIV_CTR(p)  ((int)(((uintptr_t)(p) >> 16) & 0xff) - 1)
+/* the gpc/gpt array forms: their first argument is the element */
+#define PRIV_IDX     ((uintptr_t)1 << 24)
+#define PRIV_HAS_IDX(p) (((uintptr_t)(p) & PRIV_IDX) != 0)
 
 static enum stkt_dt gpc_rate_of(enum stkt_dt dt)
 {
-	return dt == STKT_DT_GPC1 ? STKT_DT_GPC1_RATE : STKT_DT_GPC0_RATE;
+	return dt == STKT_DT_GPC ? STKT_DT_GPC_RATE :
+	       dt == STKT_DT_GPC1 ? STKT_DT_GPC1_RATE : STKT_DT_GPC0_RATE;
 }
 
 /* Applies <op> to <ts> of <t>; 1 with a result, 0 without (data not
  * stored). The caller holds a reference on <ts> or its shard's lock. */
 static int entry_op(struct stktable *t, struct stksess *ts, int op, enum stkt_dt dt,
-                    struct sample *smp)
+                    unsigned int idx, struct sample *smp)
 {
 	int64_t v = 0;
 
 	switch (op) {
 	case OP_GET:
-		if (!stkt_get(t, ts, dt, &v))
+		if (!stkt_get_idx(t, ts, dt, idx, &v))
 			return 0;
 		break;
 	case OP_KB:
@@ -58,19 +62,19 @@ static int entry_op(struct stktable *t, struct stksess *ts, int op, enum stkt_dt
 		v >>= 10;
 		break;
 	case OP_INC:
-		if (!stkt_stores(t, dt) && !stkt_stores(t, gpc_rate_of(dt)))
+		if (!stkt_stores_elem(t, dt, idx) && !stkt_stores_elem(t, gpc_rate_of(dt), idx))
 			return 0;
-		stkt_add(t, ts, gpc_rate_of(dt), 1);
-		if (stkt_stores(t, dt)) {
-			_Atomic uint32_t *p = stkt_data_ptr(t, ts, dt);
+		stkt_add_idx(t, ts, gpc_rate_of(dt), idx, 1);
+		if (stkt_stores_elem(t, dt, idx)) {
+			_Atomic uint32_t *p = stkt_elem_ptr(t, ts, dt, idx, NULL);
 
 			v = (uint32_t)(atomic_fetch_add_explicit(p, 1, memory_order_relaxed) + 1);
 		} else {
-			stkt_get(t, ts, gpc_rate_of(dt), &v);
+			stkt_get_idx(t, ts, gpc_rate_of(dt), idx, &v);
 		}
 		break;
 	case OP_CLR: {
-		_Atomic uint32_t *p = stkt_data_ptr(t, ts, dt);
+		_Atomic uint32_t *p = stkt_elem_ptr(t, ts, dt, idx, NULL);
 
 		if (!p)
 			return 0;
@@ -120,7 +124,7 @@ static int entry_op(struct stktable *t, struct stksess *ts, int op, enum stkt_dt
  * (0, or false for in_table). <create>: the src_inc/src_clr forms, which
  * create the entry. */
 static int lookup_op(struct stktable *t, const struct stkt_key *k, int op, enum stkt_dt dt,
-                     int create, struct sample *smp)
+                     unsigned int idx, int create, struct sample *smp)
 {
 	struct stksess *ts;
 	int ret;
@@ -129,7 +133,7 @@ static int lookup_op(struct stktable *t, const struct stkt_key *k, int op, enum 
 		ts = stktable_get_ref(t, k);
 		if (!ts)
 			return 0;
-		ret = entry_op(t, ts, op, dt, smp);
+		ret = entry_op(t, ts, op, dt, idx, smp);
 		stktable_release(t, ts);
 		return ret;
 	}
@@ -143,7 +147,7 @@ static int lookup_op(struct stktable *t, const struct stkt_key *k, int op, enum 
 			smp_set_sint(smp, 0);
 		return 1;
 	}
-	ret = entry_op(t, ts, op, dt, smp);
+	ret = entry_op(t, ts, op, dt, idx, smp);
 	stktable_unlock(t, ts);
 	return ret;
 }
@@ -156,11 +160,17 @@ static int fetch_sc(const struct smp_args *args, struct sample *smp, struct smp_
 	int op = PRIV_OP(args->kw_priv), ctr = PRIV_CTR(args->kw_priv), ai = 0;
 	enum stkt_dt dt = (enum stkt_dt)PRIV_DT(args->kw_priv);
 	struct stktable *other = NULL;
+	unsigned int idx = 0;
 	struct stkctr *c;
 
+	if (PRIV_HAS_IDX(args->kw_priv)) {
+		if (args->a[ai].data.sint < 0 || args->a[ai].data.sint >= STKT_MAX_ELEMS)
+			return 0;
+		idx = (unsigned int)args->a[ai++].data.sint;
+	}
 	if (ctr < 0) {
-		ctr = (int)args->a[0].data.sint;
-		ai = 1;
+		ctr = (int)args->a[ai].data.sint;
+		ai++;
 	}
 	if (args->n > ai && args->a[ai].type == ARGT_TAB)
 		other = args->a[ai].resolved;
@@ -183,9 +193,9 @@ static int fetch_sc(const struct smp_args *args, struct sample *smp, struct smp_
 		k.len = c->entry->key_len;
 		if (k.len > other->key_size)
 			k.len = other->key_size;
-		return lookup_op(other, &k, op, dt, 0, smp);
+		return lookup_op(other, &k, op, dt, idx, 0, smp);
 	}
-	return entry_op(c->table, c->entry, op, dt, smp);
+	return entry_op(c->table, c->entry, op, dt, idx, smp);
 }
 
 /* ---- src_* ---- */
@@ -212,14 +222,22 @@ static int src_key(struct smp_ctx *ctx, struct stktable *t, struct stkt_key *k)
 
 static int fetch_src(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	int op = PRIV_OP(args->kw_priv);
+	int op = PRIV_OP(args->kw_priv), ai = 0;
 	enum stkt_dt dt = (enum stkt_dt)PRIV_DT(args->kw_priv);
-	struct stktable *t = args->n ? args->a[0].resolved : NULL;
+	unsigned int idx = 0;
+	struct stktable *t;
 	struct stkt_key k;
 
+	if (PRIV_HAS_IDX(args->kw_priv)) {
+		if (args->a[0].data.sint < 0 || args->a[0].data.sint >= STKT_MAX_ELEMS)
+			return 0;
+		idx = (unsigned int)args->a[ai++].data.sint;
+	}
+	t = args->n > ai ? args->a[ai].resolved : NULL;
 	if (!t || !src_key(ctx, t, &k))
 		return 0;
-	return lookup_op(t, &k, op, dt, op == OP_INC || op == OP_CLR || op == OP_UPDT_CONN, smp);
+	return lookup_op(t, &k, op, dt, idx, op == OP_INC || op == OP_CLR || op == OP_UPDT_CONN,
+	                 smp);
 }
 
 /* ---- table_cnt, table_avl ---- */
@@ -241,14 +259,21 @@ static int fetch_table_cnt(const struct smp_args *args, struct sample *smp,
 
 static int conv_table(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	int op = PRIV_OP(args->kw_priv);
+	int op = PRIV_OP(args->kw_priv), ai = 0;
 	enum stkt_dt dt = (enum stkt_dt)PRIV_DT(args->kw_priv);
-	struct stktable *t = args->n ? args->a[0].resolved : NULL;
+	unsigned int idx = 0;
+	struct stktable *t;
 	struct stkt_key k;
 
+	if (PRIV_HAS_IDX(args->kw_priv)) {
+		if (args->a[0].data.sint < 0 || args->a[0].data.sint >= STKT_MAX_ELEMS)
+			return 0;
+		idx = (unsigned int)args->a[ai++].data.sint;
+	}
+	t = args->n > ai ? args->a[ai].resolved : NULL;
 	if (!t || !stktable_key_from_smp(t, smp, &k))
 		return 0;
-	if (lookup_op(t, &k, op, dt, 0, smp))
+	if (lookup_op(t, &k, op, dt, idx, 0, smp))
 		return 1;
 	/* table_expire and table_idle: the default value, if any */
 	if ((op == OP_EXPIRE || op == OP_IDLE) && args->n > 1 && args->a[1].type == ARGT_SINT) {
@@ -270,6 +295,13 @@ static int conv_table(const struct smp_args *args, struct sample *smp, struct sm
 	{ "sc1_" name, fetch_sc, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, PRIV(op, dt, 1) }, \
 	{ "sc2_" name, fetch_sc, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, PRIV(op, dt, 2) }, \
 	{ "src_" name, fetch_src, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI, PRIV(op, dt, -1) }
+
+#define SC_ARRAY(name, op, dt) \
+	{ "sc_" name, fetch_sc, { ARGT_SINT, ARGT_SINT, ARGT_TAB }, 2, NULL, SMP_T_SINT, \
+	  SMP_USE_INTRN, PRIV_A(op, dt, -1) }, \
+	{ "src_" name, fetch_src, { ARGT_SINT, ARGT_TAB }, 2, NULL, SMP_T_SINT, SMP_USE_L4CLI, \
+	  PRIV_A(op, dt, -1) }
+#define PRIV_A(op, dt, ctr) ((const void *)((uintptr_t)PRIV(op, dt, ctr) | PRIV_IDX))
 
 #define SC_ONLY(name, op, type) \
 	{ "sc_" name, fetch_sc, SC_ARGS, 1, NULL, type, SMP_USE_INTRN, PRIV(op, 0, -1) }, \
@@ -302,6 +334,13 @@ static const struct smp_fetch_kw stk_fetches[] = {
 	SC_FETCHES("inc_gpc1", OP_INC, STKT_DT_GPC1),
 	SC_FETCHES("clr_gpc0", OP_CLR, STKT_DT_GPC0),
 	SC_FETCHES("clr_gpc1", OP_CLR, STKT_DT_GPC1),
+	/* the gpc/gpt arrays: sc_<data>(<idx>,<ctr>[,<table>]),
+	 * src_<data>(<idx>,<table>) */
+	SC_ARRAY("get_gpc", OP_GET, STKT_DT_GPC),
+	SC_ARRAY("gpc_rate", OP_GET, STKT_DT_GPC_RATE),
+	SC_ARRAY("inc_gpc", OP_INC, STKT_DT_GPC),
+	SC_ARRAY("clr_gpc", OP_CLR, STKT_DT_GPC),
+	SC_ARRAY("get_gpt", OP_GET, STKT_DT_GPT),
 	SC_ONLY("tracked", OP_TRACKED, SMP_T_BOOL),
 	SC_ONLY("trackers", OP_TRACKERS, SMP_T_SINT),
 	{ "src_updt_conn_cnt", fetch_src, T_ARGS, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI,
@@ -342,6 +381,12 @@ static const struct smp_conv_kw stk_convs[] = {
 	  PRIV(OP_EXPIRE, 0, -1) },
 	{ "table_idle", conv_table, { ARGT_TAB, ARGT_SINT }, 0, NULL, SMP_T_ANY, SMP_T_SINT,
 	  PRIV(OP_IDLE, 0, -1) },
+	{ "table_gpc", conv_table, { ARGT_SINT, ARGT_TAB }, 2, NULL, SMP_T_ANY, SMP_T_SINT,
+	  PRIV_A(OP_GET, STKT_DT_GPC, -1) },
+	{ "table_gpc_rate", conv_table, { ARGT_SINT, ARGT_TAB }, 2, NULL, SMP_T_ANY, SMP_T_SINT,
+	  PRIV_A(OP_GET, STKT_DT_GPC_RATE, -1) },
+	{ "table_gpt", conv_table, { ARGT_SINT, ARGT_TAB }, 2, NULL, SMP_T_ANY, SMP_T_SINT,
+	  PRIV_A(OP_GET, STKT_DT_GPT, -1) },
 	{ "in_table", conv_table, T_ARGS, 0, NULL, SMP_T_ANY, SMP_T_BOOL, PRIV(OP_IN_TABLE, 0, -1) },
 	{ NULL }
 };

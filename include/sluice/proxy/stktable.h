@@ -63,8 +63,13 @@ enum stkt_dt {
 	STKT_DT_SERVER_KEY,
 	STKT_DT_HTTP_FAIL_CNT,
 	STKT_DT_HTTP_FAIL_RATE,
+	STKT_DT_GPT,         /* gpt(<n>): array of tags, replaces gpt0 */
+	STKT_DT_GPC,         /* gpc(<n>): array of counters, replaces gpc0/gpc1 */
+	STKT_DT_GPC_RATE,    /* gpc_rate(<n>,<period>): replaces gpc0/1_rate */
 	STKT_DT_COUNT
 };
+
+#define STKT_MAX_ELEMS 100   /* elements of an array data type */
 
 enum stkt_kind {
 	STKT_K_SINT,         /* signed 32-bit value (server_id) */
@@ -78,6 +83,7 @@ enum stkt_kind {
 struct stkt_dt_def {
 	const char *name;
 	enum stkt_kind kind;
+	int array;           /* gpt, gpc, gpc_rate: <n> elements */
 };
 extern const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT];
 /* The data type called <name> (<len> bytes), or -1. */
@@ -131,6 +137,7 @@ struct stktable {
 	int nopurge;                 /* refuse new entries when full */
 	int data_ofs[STKT_DT_COUNT]; /* offset in data[], -1 when not stored */
 	uint32_t data_period[STKT_DT_COUNT];   /* ms, for STKT_K_FRQ */
+	uint32_t data_nbelem[STKT_DT_COUNT];   /* elements (1 but for arrays) */
 	uint32_t data_size;
 	uint32_t entry_size;
 	_Atomic long used;           /* entries, bounded by size */
@@ -162,6 +169,7 @@ struct stkt_conf {
 	int nopurge;
 	int stored[STKT_DT_COUNT];
 	uint32_t period[STKT_DT_COUNT];
+	uint32_t nbelem[STKT_DT_COUNT];   /* arrays: their size */
 	char warn[256];              /* a warning to print, or empty */
 };
 
@@ -234,16 +242,25 @@ long stktable_purge(struct stktable *t, int (*fn)(struct stktable *t, struct stk
 
 /* ---- data ---- */
 
+/* Element <idx> of <dt> in <ts> (0 for a plain data type), or NULL when
+ * the table does not store it. gpc0/gpc1, their rates and gpt0 are the
+ * first elements of gpc, gpc_rate and gpt when the table stores those
+ * arrays (HAProxy 2.6: the arrays replace them); *real (may be NULL) is
+ * the data type actually used (its kind and period apply). */
+void *stkt_elem_ptr(const struct stktable *t, struct stksess *ts, enum stkt_dt dt,
+                    unsigned int idx, enum stkt_dt *real);
+
 static inline void *stkt_data_ptr(const struct stktable *t, struct stksess *ts, enum stkt_dt dt)
 {
-	int o = t->data_ofs[dt];
-
-	return o < 0 ? NULL : ts->data + o;
+	return stkt_elem_ptr(t, ts, dt, 0, NULL);
 }
+
+/* Whether element <idx> of <dt> is stored (see stkt_elem_ptr()). */
+int stkt_stores_elem(const struct stktable *t, enum stkt_dt dt, unsigned int idx);
 
 static inline int stkt_stores(const struct stktable *t, enum stkt_dt dt)
 {
-	return t->data_ofs[dt] >= 0;
+	return stkt_stores_elem(t, dt, 0);
 }
 
 /* The loop clock of the calling thread (ms). */
@@ -251,6 +268,13 @@ uint64_t stkt_now_ms(void);
 
 /* Adds <n> to a counter or rate (nothing when the table does not store it). */
 void stkt_add(struct stktable *t, struct stksess *ts, enum stkt_dt dt, uint64_t n);
+/* The same on element <idx> of an array (gpc, gpc_rate, gpt). */
+void stkt_add_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsigned int idx,
+                  uint64_t n);
+int stkt_get_idx(const struct stktable *t, struct stksess *ts, enum stkt_dt dt,
+                 unsigned int idx, int64_t *out);
+int stkt_set_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsigned int idx,
+                 int64_t v);
 /* Decrements a counter that stays at or above zero (conn_cur). */
 void stkt_dec(struct stktable *t, struct stksess *ts, enum stkt_dt dt);
 /* server_key: the name stored, or NULL (not stored, or not set). */
