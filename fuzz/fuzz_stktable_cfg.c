@@ -51,8 +51,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(c.expire_ms >= 0);
 	assert(c.type >= STKT_T_IP && c.type <= STKT_T_BINARY);
 	assert(c.key_size > 0 && c.key_size <= 65535);
-	for (int i = 0; i < STKT_DT_COUNT; i++)
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
 		assert(c.stored[i] == 0 || c.stored[i] == 1);
+		if (c.stored[i] && stkt_dt_defs[i].array)
+			assert(c.nbelem[i] >= 1 && c.nbelem[i] <= STKT_MAX_ELEMS);
+	}
+	/* the arrays replace the legacy types: never both */
+	assert(!(c.stored[STKT_DT_GPC] && (c.stored[STKT_DT_GPC0] || c.stored[STKT_DT_GPC1])));
+	assert(!(c.stored[STKT_DT_GPT] && c.stored[STKT_DT_GPT0]));
 	for (int i = 0; i < STKT_DT_COUNT; i++) {
 		struct stkt_frq f;
 		uint32_t now = 0, total = 0;
