@@ -745,8 +745,8 @@ void do_assign(struct stream *s)
 		 * are taken now in any case */
 		struct server *st = stick_rules_request(s);
 
-		if (st && !s->persist_srv)
-			s->persist_srv = st;
+		if (st && (!s->persist_srv || !srv_is_usable(s->persist_srv)))
+			s->persist_srv = st;   /* a cookie naming a server down is ignored */
 	}
 	if (s->persist_srv && s->persist_srv != s->prev_srv && srv_is_usable(s->persist_srv)) {
 		/* cookie persistence: that server, or its queue */
