@@ -55,6 +55,10 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->proto = src->proto;
 	dst->max_reuse = src->max_reuse;
 	dst->chk = src->chk;
+	dst->tfo = src->tfo;
+	dst->tcp_ut_ms = src->tcp_ut_ms;
+	dst->source = src->source;
+	dst->has_source = src->has_source;
 	ssl_srv_conf_copy(dst, src);
 }
 
@@ -128,6 +132,39 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		int takes_arg, disables;
 		long v;
 
+		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "no-tfo")) { s->tfo = -1; continue; }
+		if (!strcmp(o, "tcp-ut") || !strcmp(o, "source")) {
+			int ms;
+
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (!strcmp(o, "source")) {
+				char sub[256];
+
+				if (addr_parse(args[i], &s->source, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD |
+				               ADDR_O_NO_UNIX, sub, sizeof(sub)) < 0) {
+					snprintf(err, errlen, "'source %s' : invalid address: %s", args[i], sub);
+					return -1;
+				}
+				s->has_source = 1;
+				if (i + 1 < nargs && (!strcmp(args[i + 1], "usesrc") ||
+				                      !strcmp(args[i + 1], "interface"))) {
+					snprintf(err, errlen, "'source ... %s' is not supported by sluice "
+					         "(transparent proxying and binding to an interface need "
+					         "privileges sluice does not take).", args[i + 1]);
+					return -1;
+				}
+				continue;
+			}
+			if (cfg_parse_time_ms(args[i], &ms, err, errlen) < 0)
+				return -1;
+			s->tcp_ut_ms = ms;
+			continue;
+		}
 		if (!strcmp(o, "backup")) { s->backup = 1; continue; }
 		if (!strcmp(o, "no-backup")) { s->backup = 0; continue; }
 		if (!strcmp(o, "disabled")) { s->disabled_at_start = 1; continue; }

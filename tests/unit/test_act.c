@@ -838,7 +838,7 @@ static void test_config_errors(void)
 	REFUSED(ACT_HTTP_REQ, "track-sc0 src table", "missing table name");
 	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc0(3)", "invalid stick table track ID");
 	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc(1)", "Missing gpc ID");
-	REFUSED(ACT_HTTP_REQ, "auth realm x", "not supported by sluice");
+	REFUSED(ACT_HTTP_REQ, "cache-use c", "not supported by sluice");
 	REFUSED(ACT_TCP_REQ_CONN, "expect-proxy layer7", "only 'layer4' is supported");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode tcp", "expects 'http'");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode http proto h3", "unknown protocol 'h3'");

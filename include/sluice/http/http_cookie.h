@@ -50,6 +50,8 @@ struct http_cookie_state {
 	uint32_t now;          /* in: wall clock (s) of the transaction; 0: read it */
 	uint32_t first_date;   /* the request cookie's first date (s), 0 none */
 	uint32_t last_date;    /* its last-seen date (s), 0 none */
+	int force;             /* in: persistence forced (force-persist, option
+	                        * persist): a DOWN or maintenance server is chosen */
 };
 
 /* Request: the server the cookie designates (NULL if none or unusable);
@@ -60,6 +62,11 @@ struct server *http_cookie_server(const struct proxy *be, struct http_msg *req,
 struct server *http_cookie_server_ex(const struct proxy *be, struct http_msg *req,
                                      struct http_edit *e, char cookie_term[2],
                                      struct http_cookie_state *st);
+
+/* capture cookie: the first cookie of <m> (Cookie fields of a request,
+ * Set-Cookie of a response) whose name starts with <prefix>, as
+ * "name=value" cut to <len> bytes, in a malloc'ed string; NULL if none. */
+char *http_cookie_capture(const struct http_msg *m, int response, const char *prefix, int len);
 
 /* Response from <srv> (NULL: none), edited through <e> (bound to <res>).
  * <srv_from_cookie>: the request's cookie chose <srv>. Updates

@@ -72,7 +72,7 @@ struct http_txn {
 	struct http_hdr res_hdrs[TXN_HDRS_CAP];
 	char req_arena[TXN_ARENA_SIZE];
 	char res_arena[TXN_ARENA_SIZE];
-	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV);
+	char uri_copy[TXN_URI_MAX + 1]; /* request line, for logs (%r %HM %HU %HV);
 	                              * valid up to uri_copy_len (not cleared) */
 	/* everything from here on is cleared for each transaction */
 	struct txn_body req_body, res_body;
@@ -87,6 +87,7 @@ struct http_txn {
 	char *req_cap[TXN_MAX_CAPTURES];   /* capture request header values (malloc) */
 	char *res_cap[TXN_MAX_CAPTURES];
 	char *capture_slots[TXN_MAX_CAPTURES];  /* http-request capture ... id N / len */
+	char *cookie_cap_cli, *cookie_cap_srv;  /* capture cookie (%CC %CS), malloc */
 	struct var_store vars_txn, vars_req, vars_res;
 	/* times, in ms of the loop clock */
 	uint64_t req_first_ms;       /* first byte of the request (or accept) */
@@ -106,6 +107,9 @@ struct http_txn {
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
 	const struct http_reply *tarpit_reply;   /* tarpit's own reply, or NULL */
+	const struct proxy *stats_px; /* the proxy whose stats page answers, or NULL */
+	int stats_admin;             /* its `stats admin` condition matched */
+	int stats_rules_done;        /* its `stats http-request` rules ran */
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;
