@@ -32,6 +32,8 @@
 #include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stick_rules.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 static void free_logs(struct list *logs)
@@ -117,6 +119,7 @@ static void free_rules(struct proxy *px)
 	free_use_backends(&px->use_backends);
 	if (px->use_servers.next)
 		free_use_servers(&px->use_servers);
+	stick_rules_free(&px->stick_rules);
 }
 
 static void free_http_settings(struct proxy *px)
@@ -201,6 +204,8 @@ void cfg_free_proxies(void)
 void cfg_free_all(void)
 {
 	cfg_free_proxies();
+	/* after the rules that referenced them */
+	stktable_free_all();
 	free_binds(&cli_binds);
 	free_logs(&global.logs);
 	free(global.pidfile);

@@ -21,6 +21,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/mgmt/stats_page.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 /* the socket settings and `id` keywords (px_sock.c) register from a
@@ -102,6 +103,7 @@ static void proxy_set_defaults(struct proxy *px)
 	list_init(&px->binds);
 	list_init(&px->use_backends);
 	list_init(&px->use_servers);
+	list_init(&px->stick_rules);
 	list_init(&px->http_req_rules);
 	list_init(&px->http_res_rules);
 	list_init(&px->http_after_rules);
@@ -1342,7 +1344,7 @@ static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struc
 	return 1;
 }
 
-static int resolve_fetch_names(struct smp_args *args, const char *kw,
+static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
                                const struct smp_origin *o, void *priv)
 {
 	int errors = 0;
@@ -1352,6 +1354,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw,
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_TAB)
+			errors += stktable_resolve_arg(&args->a[i], i, kw, conv, o);
 	}
 	return errors;
 }

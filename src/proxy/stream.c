@@ -172,8 +172,10 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
  * when they refused it (stream closed, nothing logged: no session). */
 static int stream_session_ready(struct stream *s)
 {
-	if (stream_tcp_sess_rules(s) == 0)
+	if (stream_tcp_sess_rules(s) == 0) {
+		stkctr_session_new(s);
 		return 0;
+	}
 	s->term[0] = 'P';
 	s->term[1] = 'R';
 	s->st = SST_CLOSED;
@@ -309,6 +311,9 @@ struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct 
 	list_append(&thr_streams[tid].head, &s->list);
 	thr_streams[tid].count++;
 	lock_release(&thr_streams[tid].lock);
+	/* the connection's tracked counters, before its rules run */
+	if (h2s_session_counters(h))
+		stkctr_share_session(s, h2s_session_counters(h));
 	http_stream_h2_request(s, msg);
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return s;
@@ -443,6 +448,8 @@ void stream_free(struct stream *s)
 
 	if (!(s->http_flags & SF_CONN_GIVEN))
 		stream_account_bytes(s);
+	stick_rules_release(s);
+	stkctr_release(s, 0);
 	buf_release(&s->req);
 	buf_release(&s->res);
 	h1m_reset(&s->cli_m);
@@ -466,6 +473,7 @@ void stream_free(struct stream *s)
 /* Adds the stream's byte counts to its server, backend and frontend. */
 void stream_account_bytes(struct stream *s)
 {
+	stkctr_bytes(s, s->bytes_in, s->bytes_out);
 	if (s->srv) {
 		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
 		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
@@ -743,6 +751,17 @@ void do_assign(struct stream *s)
 
 		if (u)
 			s->persist_srv = u;   /* use-server: before persistence */
+	}
+	if (!s->redispatched) {
+		/* stick rules: after use-server and cookies; their store keys
+		 * are taken now in any case */
+		struct server *st = stick_rules_request(s);
+
+		/* a cookie naming a server down is ignored, unless persistence
+		 * is forced */
+		if (st && (!s->persist_srv ||
+		           (!srv_is_usable(s->persist_srv) && !persist_forced(s))))
+			s->persist_srv = st;
 	}
 	if (s->persist_srv && s->persist_srv != s->prev_srv &&
 	    (srv_is_usable(s->persist_srv) || persist_forced(s))) {
@@ -1097,6 +1116,8 @@ void do_connecting(struct stream *s)
 		s->conn_exp = 0;
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
+		if (!s->txn)
+			stick_rules_commit(s);   /* TCP: the server is the one */
 		/* `proto h2`, or ALPN h2: the connection becomes a multiplexed
 		 * HTTP/2 one, this stream its first (a request already sent
 		 * as HTTP/1, retried, cannot go there) */

@@ -487,6 +487,7 @@ static void http_wait_req_run(struct stream *s)
 		if (s->cli_m.rx.data)   /* the bytes refused (show errors) */
 			errcap_record(fe, 0, NULL, NULL, &s->cli.src, buf_head(&s->cli_m.rx),
 			              s->cli_m.rx.data, err.offset, err.reason);
+		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
 		t->req.head_len = 0;
@@ -880,6 +881,13 @@ static int response_parsed(struct stream *s)
 		    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
 			t->flags |= TX_F_SRV_CLOSE;
 		http_hdr_del_conn_named(&t->res_edit, !!(m->flags & HTTP_F_TUNNEL));
+		/* tracked entries count the server's 4xx and 5xx before the
+		 * response rules read them, as in HAProxy */
+		if (m->status >= 200) {
+			stkctr_http_status(s, m->status);
+			stick_rules_commit(s);
+			stick_rules_response(s);
+		}
 		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
 		if (!rc && s->be != s->fe)
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
@@ -1482,6 +1490,10 @@ static void txn_end(struct stream *s)
 		atomic_fetch_sub(&s->be->beconn, 1);
 	http_h1_strm_end(s);
 	http_log(s);
+	/* the counters tracked by this transaction's rules go with it, as
+	 * HAProxy's stream does; those of the connection stay */
+	stick_rules_release(s);
+	stkctr_release(s, 1);
 	http_server_conn_apply(s, plan);
 	s->be = NULL;
 	s->txn_count++;

@@ -571,6 +571,11 @@ static struct stream *ctx_stream(const struct smp_ctx *ctx)
 	return ctx->ops == &stream_smp_ops ? ctx->owner : NULL;
 }
 
+struct stream *stream_of_smp(const struct smp_ctx *ctx)
+{
+	return ctx_stream(ctx);
+}
+
 /* Word <n> (0-based) of the captured request line. */
 static int reqline_word(const struct http_txn *t, int n, struct sample *smp)
 {

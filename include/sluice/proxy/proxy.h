@@ -274,6 +274,7 @@ struct proxy {
 	struct list tcp_req_sess_rules; /* tcp-request session */
 	struct list tcp_req_cont_rules; /* tcp-request content */
 	struct list use_servers;        /* struct use_server_rule */
+	struct list stick_rules;        /* struct stick_rule (stick_rules.c) */
 	struct list tcp_res_cont_rules; /* tcp-response content */
 	int tcp_inspect_delay;      /* tcp-request inspect-delay (ms) */
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */

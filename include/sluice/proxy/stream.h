@@ -12,6 +12,8 @@
 #include <sluice/http/mux_h1.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
+#include <sluice/proxy/stick_rules.h>
+#include <sluice/proxy/stktable.h>
 
 struct listener;
 struct proxy;
@@ -122,6 +124,11 @@ struct stream {
 	char *svc_body;
 	size_t svc_len, svc_off;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
+	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
+	/* stick store-request keys waiting for the server (stick_rules.c) */
+	struct stick_store stick_store[STICK_MAX_STORE];
+	int stick_nstore;
+	int stick_done;            /* the request's stick rules ran */
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */

@@ -137,6 +137,8 @@ struct smp_ctx;
 struct ist;
 /* Prepares <c> for evaluations on <s> in direction <dir> (final). */
 void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir);
+/* The stream a sample context belongs to, or NULL (another caller's). */
+struct stream *stream_of_smp(const struct smp_ctx *ctx);
 /* unique-id: rendered once per transaction (unique-id-format). */
 int  stream_unique_id(struct smp_ctx *ctx, struct ist *out);
 
