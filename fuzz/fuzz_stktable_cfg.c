@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(!(c.stored[STKT_DT_GPC] && (c.stored[STKT_DT_GPC0] || c.stored[STKT_DT_GPC1])));
 	assert(!(c.stored[STKT_DT_GPT] && c.stored[STKT_DT_GPT0]));
 	for (int i = 0; i < STKT_DT_COUNT; i++) {
-		struct stkt_frq f;
+		struct freq_ctr f;
 		uint32_t now = 0, total = 0;
 
 		if (!c.stored[i] || stkt_dt_defs[i].kind != STKT_K_FRQ)
@@ -68,9 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&f, 0, sizeof(f));
 		for (size_t j = 0; j < size && j < 64; j++) {
 			now += (uint32_t)data[j] * (uint32_t)(1u + c.period[i] / 64);
-			stkt_frq_add(&f, c.period[i], now, 1);
+			freq_ctr_add(&f, c.period[i], now, 1);
 			total++;
-			assert(stkt_frq_read(&f, c.period[i], now) <= total);
+			assert(freq_ctr_read(&f, c.period[i], now) <= total);
 		}
 	}
 	if (key && c.key_size <= 1024) {

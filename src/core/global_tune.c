@@ -36,6 +36,8 @@ static const struct cfg_kw global_tune_kws[] = {
 	{ "uid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ "log-send-hostname",   NULL, CFG_SEC_GLOBAL, kw_log_send_hostname },
 	{ "grace",               NULL, CFG_SEC_GLOBAL, kw_grace },
+	{ "maxconnrate",         NULL, CFG_SEC_GLOBAL, kw_tune_int },
+	{ "maxsessrate",         NULL, CFG_SEC_GLOBAL, kw_tune_int },
 	{ "gid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ NULL }
 };
@@ -68,6 +70,10 @@ static int kw_tune_int(KW_ARGS)
 			                  "(its transactions' header slots are sized at build time), "
 			                  "not %ld", HTTP_MAX_HDRS_DEFAULT, v);
 		global.http_maxhdr = (int)v;
+		return 0;
+	}
+	if (!strcmp(args[0], "maxconnrate") || !strcmp(args[0], "maxsessrate")) {
+		*(args[0][3] == 'c' ? &global.maxconnrate : &global.maxsessrate) = (int)v;
 		return 0;
 	}
 	if (!strcmp(args[0], "tune.http.cookielen")) {

@@ -142,6 +142,14 @@ static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
 	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
 	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_req));
+	cli_printf(out, "ConnRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
+	                                                 (uint32_t)clock_mono_ms()));
+	cli_printf(out, "ConnRateLimit: %d\n", global.maxconnrate);
+	cli_printf(out, "MaxConnRate: %u\n", atomic_load(&global.conn_rate_max));
+	cli_printf(out, "SessRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
+	                                                 (uint32_t)clock_mono_ms()));
+	cli_printf(out, "SessRateLimit: %d\n", global.maxsessrate);
+	cli_printf(out, "MaxSessRate: %u\n", atomic_load(&global.conn_rate_max));
 	cli_printf(out, "Tasks: %d\n", tasks);
 	cli_printf(out, "Run_queue: %d\n", run_queue);
 	cli_printf(out, "node: %s\n", global.node ? global.node : "");
@@ -369,12 +377,19 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 		row_set(r, ST_STATUS, "%s", px->disabled || st == PX_FE_STOPPED ||
 		        atomic_load(&global.stopping) ? "STOP" : st == PX_FE_PAUSED ? "PAUSED" : "OPEN");
 	}
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_LIM, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	{
+		/* sessions and connections per second: one counter for both
+		 * (sluice starts a session with each accepted connection) */
+		uint32_t rate = freq_ctr_read(&px->fe_sess_rate, 1000, (uint32_t)clock_mono_ms());
+		uint32_t max = atomic_load(&px->fe_sess_rate_max);
+
+		row_set(r, ST_RATE, "%u", rate);
+		row_set(r, ST_RATE_LIM, "%d", px->fe_rate_lim);
+		row_set(r, ST_RATE_MAX, "%u", max);
+		row_set(r, ST_CONN_RATE, "%u", rate);
+		row_set(r, ST_CONN_RATE_MAX, "%u", max);
+	}
 	row_u64(r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
-	row_set(r, ST_CONN_RATE, "0");
-	row_set(r, ST_CONN_RATE_MAX, "0");
 	row_set(r, ST_DCON, "0");
 	row_set(r, ST_DSES, "0");
 	row_http(r, px, c, 0);

@@ -98,6 +98,46 @@ static int thread_allowed(const struct bind_conf *bc, int tid)
 	return !bc->thread_mask || (bc->thread_mask & (1ull << tid));
 }
 
+/* Milliseconds until the accept rates (maxconnrate, maxsessrate, the
+ * frontend's rate-limit sessions) let <l> accept again: 0 when they do now.
+ * Only read when a limit is set: no shared cache line per accept else. */
+static uint32_t rate_wait(const struct listener *l)
+{
+	uint32_t now = (uint32_t)th_ctx->now_ms, w = 0, v;
+	int glim = global.maxconnrate;
+
+	if (!l->fe)
+		return 0;
+	if (global.maxsessrate && (!glim || global.maxsessrate < glim))
+		glim = global.maxsessrate;
+	if (glim && (v = freq_ctr_wait(&global.conn_rate, 1000, now, (uint32_t)glim)) > w)
+		w = v;
+	if (l->fe->fe_rate_lim &&
+	    (v = freq_ctr_wait(&l->fe->fe_sess_rate, 1000, now, (uint32_t)l->fe->fe_rate_lim)) > w)
+		w = v;
+	return w;
+}
+
+/* One more accepted connection in the rates. */
+static void rate_count(struct listener *l)
+{
+	uint32_t now = (uint32_t)th_ctx->now_ms, r, m;
+
+	if (!l->fe)
+		return;
+	freq_ctr_add(&global.conn_rate, 1000, now, 1);
+	freq_ctr_add(&l->fe->fe_sess_rate, 1000, now, 1);
+	/* the peaks of show stat and show info: a read and, rarely, a CAS */
+	r = freq_ctr_read(&l->fe->fe_sess_rate, 1000, now);
+	m = atomic_load_explicit(&l->fe->fe_sess_rate_max, memory_order_relaxed);
+	while (r > m && !atomic_compare_exchange_weak(&l->fe->fe_sess_rate_max, &m, r))
+		;
+	r = freq_ctr_read(&global.conn_rate, 1000, now);
+	m = atomic_load_explicit(&global.conn_rate_max, memory_order_relaxed);
+	while (r > m && !atomic_compare_exchange_weak(&global.conn_rate_max, &m, r))
+		;
+}
+
 static int limits_reached(struct listener *l)
 {
 	int gmax = atomic_load_explicit(&global.maxconn_rt, memory_order_relaxed);
@@ -108,6 +148,8 @@ static int limits_reached(struct listener *l)
 		if (atomic_load(&global.actconn) >= gmax)
 			return 1;
 		if (atomic_load(&l->fe->feconn) >= femax)
+			return 1;
+		if ((global.maxconnrate || global.maxsessrate || l->fe->fe_rate_lim) && rate_wait(l))
 			return 1;
 	} else if (atomic_load(&global.cli_conns) >= global.stats_maxconn) {
 		return 1;
@@ -188,6 +230,8 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 			 * consistent) */
 			if (!limits_reached(l))
 				task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
+			else if (rate_wait(l))   /* a rate limit: nothing ends it but time */
+				task_set_expire(resume_task[tid], th_ctx->now_ms + rate_wait(l));
 			return;
 		}
 		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -225,6 +269,7 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
 		atomic_fetch_add(&global.cum_conns, 1);
+		rate_count(l);
 		if (l->on_accept(l, fd, &from) < 0)
 			listener_conn_closed(l);
 	}
@@ -235,18 +280,28 @@ static struct task *resume_process(struct task *t, void *ctx, unsigned int state
 {
 	int tid = th_ctx->tid;
 	struct list *pos, *tmp;
+	uint32_t next = 0;
 
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
 
-		if (!l->paused[tid] || l->closed || fe_state(l) != PX_FE_READY || limits_reached(l))
+		if (!l->paused[tid] || l->closed || fe_state(l) != PX_FE_READY)
 			continue;
+		if (limits_reached(l)) {
+			uint32_t w = rate_wait(l);
+
+			/* paused for a rate: try again when it has fallen */
+			if (w && (!next || w < next))
+				next = w;
+			continue;
+		}
 		if (poller_add(&l->ph[tid], listen_events(l)) == 0) {
 			l->paused[tid] = 0;
 			l->active[tid] = 1;
 			atomic_fetch_sub(&nb_paused, 1);
 		}
 	}
+	task_set_expire(t, next ? th_ctx->now_ms + next : 0);
 	return t;
 }
 

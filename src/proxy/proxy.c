@@ -165,6 +165,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->cli_so = def->cli_so;
 	px->srv_so = def->srv_so;
 	px->backlog = def->backlog;
+	px->fe_rate_lim = def->fe_rate_lim;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;

@@ -28,6 +28,7 @@ static int kw_no_delay(KW_ARGS);
 static int kw_backlog(KW_ARGS);
 static int kw_source(KW_ARGS);
 static int kw_id(KW_ARGS);
+static int kw_rate_limit(KW_ARGS);
 
 static const struct cfg_kw px_sock_kws[] = {
 	{ "option", "tcpka",             CFG_SEC_PROXY, kw_tcpka, 1 },
@@ -46,6 +47,7 @@ static const struct cfg_kw px_sock_kws[] = {
 	{ "backlog", NULL,               CFG_SEC_FE,    kw_backlog },
 	{ "source",  NULL,               CFG_SEC_BE,    kw_source },
 	{ "id",      NULL,               CFG_SEC_FRONTEND | CFG_SEC_BACKEND | CFG_SEC_LISTEN, kw_id },
+	{ "rate-limit", "sessions",      CFG_SEC_FE,    kw_rate_limit },
 	{ NULL }
 };
 CFG_REGISTER(px_sock_kws)
@@ -167,6 +169,21 @@ static int kw_source(KW_ARGS)
 	}
 	ctx->px->srv_so.src = a.ss;
 	ctx->px->srv_so.srclen = a.len;
+	return 0;
+}
+
+/* rate-limit sessions <n>: the frontend accepts at most <n> new sessions
+ * per second; beyond, its listeners pause until the rate falls */
+static int kw_rate_limit(KW_ARGS)
+{
+	long v;
+
+	if (nargs != 3)
+		return errmsg_set(err, errlen, "'rate-limit sessions' expects expects an integer "
+		                  "value (in sessions/second)");   /* sic, HAProxy's words */
+	if (cfg_parse_uint(args[2], 0x7fffffff, &v, err, errlen) < 0)
+		return -1;
+	ctx->px->fe_rate_lim = (int)v;
 	return 0;
 }
 

@@ -94,71 +94,6 @@ uint64_t stkt_now_ms(void)
 	return th_ctx ? th_ctx->now_ms : clock_mono_ms();
 }
 
-/* ------------------------------------------------------------------ rates */
-
-/* Rotates the counter to the period that holds <now> if it is past the
- * current one. The low bit of <tick> serialises rotations; adders never
- * wait for it (an event that lands during a rotation may count in either
- * period, which the estimate tolerates). */
-static void frq_rotate(struct stkt_frq *f, uint32_t period, uint32_t now)
-{
-	uint32_t tick = atomic_load_explicit(&f->tick, memory_order_acquire);
-	uint32_t elapsed, cur;
-
-	/* a period of 0 (accepted, as by HAProxy) never rotates: its rate is
-	 * the count since the entry was created */
-	if ((tick & 1) || !period)
-		return;
-	elapsed = now - tick;
-	if ((int32_t)elapsed < 0 || elapsed < period)
-		return;
-	if (!atomic_compare_exchange_strong(&f->tick, &tick, tick | 1))
-		return;
-	cur = atomic_exchange_explicit(&f->curr, 0, memory_order_relaxed);
-	atomic_store_explicit(&f->prev, elapsed >= 2 * period ? 0 : cur, memory_order_relaxed);
-	/* the new period starts at a multiple of <period> after the old one */
-	tick += elapsed - elapsed % period;
-	atomic_store_explicit(&f->tick, tick & ~1u, memory_order_release);
-}
-
-void stkt_frq_add(struct stkt_frq *f, uint32_t period, uint32_t now, uint32_t n)
-{
-	now &= ~1u;
-	frq_rotate(f, period, now);
-	atomic_fetch_add_explicit(&f->curr, n, memory_order_relaxed);
-}
-
-/* HAProxy's read_freq_ctr_period(): curr + prev * remaining / period, the
- * previous period counting for what is left of the current one. */
-uint32_t stkt_frq_read(struct stkt_frq *f, uint32_t period, uint32_t now)
-{
-	uint32_t tick = atomic_load_explicit(&f->tick, memory_order_acquire) & ~1u;
-	uint64_t curr = atomic_load_explicit(&f->curr, memory_order_relaxed);
-	uint64_t prev = atomic_load_explicit(&f->prev, memory_order_relaxed);
-	int32_t elapsed = (int32_t)((now & ~1u) - tick);
-
-	if (!period)
-		return (uint32_t)curr;
-	if (elapsed < 0)   /* another thread's clock is a little ahead */
-		elapsed = 0;
-	if ((uint32_t)elapsed >= 2 * period)
-		return 0;
-	if ((uint32_t)elapsed >= period) {
-		/* not rotated yet: the current period is the previous one */
-		prev = curr;
-		curr = 0;
-		elapsed -= (int32_t)period;
-	}
-	return (uint32_t)(curr + prev * (uint64_t)(period - (uint32_t)elapsed) / period);
-}
-
-static void frq_set(struct stkt_frq *f, uint32_t now, uint32_t v)
-{
-	atomic_store_explicit(&f->tick, now & ~1u, memory_order_relaxed);
-	atomic_store_explicit(&f->prev, 0, memory_order_relaxed);
-	atomic_store_explicit(&f->curr, v, memory_order_relaxed);
-}
-
 /* ------------------------------------------------------------------ data */
 
 static size_t dt_size(enum stkt_kind k);
@@ -231,7 +166,7 @@ void stkt_add_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsig
 		atomic_fetch_add_explicit((_Atomic uint64_t *)p, n, memory_order_relaxed);
 		break;
 	case STKT_K_FRQ:
-		stkt_frq_add(p, t->data_period[r], (uint32_t)stkt_now_ms(), (uint32_t)n);
+		freq_ctr_add(p, t->data_period[r], (uint32_t)stkt_now_ms(), (uint32_t)n);
 		break;
 	case STKT_K_SINT:
 	case STKT_K_NAME:
@@ -277,7 +212,7 @@ int stkt_get_idx(const struct stktable *t, struct stksess *ts, enum stkt_dt dt,
 		*out = (int64_t)atomic_load_explicit((_Atomic uint64_t *)p, memory_order_relaxed);
 		break;
 	case STKT_K_FRQ:
-		*out = stkt_frq_read(p, t->data_period[r], (uint32_t)stkt_now_ms());
+		*out = freq_ctr_read(p, t->data_period[r], (uint32_t)stkt_now_ms());
 		break;
 	case STKT_K_NAME:
 		return 0;
@@ -326,7 +261,7 @@ int stkt_set_idx(struct stktable *t, struct stksess *ts, enum stkt_dt dt, unsign
 		atomic_store_explicit((_Atomic uint64_t *)p, (uint64_t)v, memory_order_relaxed);
 		break;
 	case STKT_K_FRQ:
-		frq_set(p, (uint32_t)stkt_now_ms(), (uint32_t)v);
+		freq_ctr_set(p, (uint32_t)stkt_now_ms(), (uint32_t)v);
 		break;
 	case STKT_K_NAME:
 		return 0;
@@ -344,7 +279,7 @@ static size_t dt_size(enum stkt_kind k)
 	switch (k) {
 	case STKT_K_SINT: case STKT_K_U32: return 4;
 	case STKT_K_U64: case STKT_K_NAME: return 8;
-	case STKT_K_FRQ: return sizeof(struct stkt_frq);
+	case STKT_K_FRQ: return sizeof(struct freq_ctr);
 	}
 	return 0;
 }
@@ -812,7 +747,7 @@ static struct stksess *entry_new(struct stktable *t, const struct stkt_key *k, u
 	for (int i = 0; i < STKT_DT_COUNT; i++)
 		if (t->data_ofs[i] >= 0 && stkt_dt_defs[i].kind == STKT_K_FRQ)
 			for (uint32_t e = 0; e < t->data_nbelem[i]; e++)
-				frq_set((struct stkt_frq *)(ts->data + t->data_ofs[i]) + e,
+				freq_ctr_set((struct freq_ctr *)(ts->data + t->data_ofs[i]) + e,
 				        (uint32_t)stkt_now_ms(), 0);
 	return ts;
 }

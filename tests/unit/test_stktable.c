@@ -29,40 +29,40 @@ static struct stktable *table(const char *name, const char *line)
 
 static void test_frq(void)
 {
-	struct stkt_frq f;
+	struct freq_ctr f;
 
 	memset(&f, 0, sizeof(f));
 	f.tick = 1000;
 	for (int i = 0; i < 10; i++)
-		stkt_frq_add(&f, 1000, 1200, 1);
-	CHECK(stkt_frq_read(&f, 1000, 1200) == 10);
-	CHECK(stkt_frq_read(&f, 1000, 1998) == 10);
+		freq_ctr_add(&f, 1000, 1200, 1);
+	CHECK(freq_ctr_read(&f, 1000, 1200) == 10);
+	CHECK(freq_ctr_read(&f, 1000, 1998) == 10);
 	/* one period later: the 10 are the previous period, weighted by what
 	 * is left of the current one */
-	CHECK(stkt_frq_read(&f, 1000, 2000) == 10);
-	CHECK(stkt_frq_read(&f, 1000, 2500) == 5);
-	CHECK(stkt_frq_read(&f, 1000, 2900) == 1);
-	CHECK(stkt_frq_read(&f, 1000, 3000) == 0);
+	CHECK(freq_ctr_read(&f, 1000, 2000) == 10);
+	CHECK(freq_ctr_read(&f, 1000, 2500) == 5);
+	CHECK(freq_ctr_read(&f, 1000, 2900) == 1);
+	CHECK(freq_ctr_read(&f, 1000, 3000) == 0);
 	/* an event in the next period rotates the counter */
-	stkt_frq_add(&f, 1000, 2500, 4);
+	freq_ctr_add(&f, 1000, 2500, 4);
 	CHECK(f.prev == 10 && f.curr == 4 && f.tick == 2000);
-	CHECK(stkt_frq_read(&f, 1000, 2500) == 9);
+	CHECK(freq_ctr_read(&f, 1000, 2500) == 9);
 	/* two periods without events: nothing is left of them */
-	stkt_frq_add(&f, 1000, 5100, 1);
+	freq_ctr_add(&f, 1000, 5100, 1);
 	CHECK(f.prev == 0 && f.curr == 1 && f.tick == 5000);
 	/* a reader whose clock is a little behind the writer's */
-	CHECK(stkt_frq_read(&f, 1000, 4990) == 1);
+	CHECK(freq_ctr_read(&f, 1000, 4990) == 1);
 	/* period 0: a plain count, never rotated */
 	memset(&f, 0, sizeof(f));
-	stkt_frq_add(&f, 0, 100, 3);
-	stkt_frq_add(&f, 0, 100000, 3);
-	CHECK(stkt_frq_read(&f, 0, 200000) == 6);
+	freq_ctr_add(&f, 0, 100, 3);
+	freq_ctr_add(&f, 0, 100000, 3);
+	CHECK(freq_ctr_read(&f, 0, 200000) == 6);
 	/* the 32-bit clock wraps */
 	memset(&f, 0, sizeof(f));
 	f.tick = 0xfffffc18u;   /* 1000 ms before the wrap */
-	stkt_frq_add(&f, 10000, 0xfffffff0u, 2);
-	stkt_frq_add(&f, 10000, 100, 2);
-	CHECK(stkt_frq_read(&f, 10000, 200) == 4);
+	freq_ctr_add(&f, 10000, 0xfffffff0u, 2);
+	freq_ctr_add(&f, 10000, 100, 2);
+	CHECK(freq_ctr_read(&f, 10000, 200) == 4);
 }
 
 /* A key points into its own buffer: it is filled in place, never copied. */

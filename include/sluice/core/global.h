@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/list.h>
 
 #define SLUICE_VERSION      "0.1.0"
@@ -45,6 +46,8 @@ struct global {
 	int http_cookielen;     /* tune.http.cookielen */
 	int http_logurilen;     /* tune.http.logurilen */
 	int noreuseport;        /* noreuseport: one listening socket for all threads */
+	int maxconnrate;        /* maxconnrate: connections accepted per second, 0: any */
+	int maxsessrate;        /* maxsessrate */
 	int maxpollevents;      /* tune.maxpollevents */
 	int runqueue_depth;     /* tune.runqueue-depth */
 	int maxaccept;          /* tune.maxaccept */
@@ -75,6 +78,8 @@ struct global {
 	_Atomic int cli_conns;  /* current CLI connections (stats maxconn) */
 	_Atomic int fd_used;    /* descriptors held now (fd_budget.h) */
 	_Atomic uint64_t cum_conns;
+	struct freq_ctr conn_rate;      /* connections accepted per second (show info) */
+	_Atomic uint32_t conn_rate_max;
 	_Atomic uint64_t cum_sess;
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/list.h>
 #include <sluice/core/lock.h>
 #include <sluice/core/log.h>
@@ -192,6 +193,11 @@ struct proxy {
 	 * (backend), and the listen backlog of bind lines without their own */
 	struct conn_sockopts cli_so, srv_so;
 	int backlog;
+	/* sessions accepted per second (show stat rate, fe_sess_rate), and the
+	 * `rate-limit sessions` limit (0: none); any thread adds */
+	struct freq_ctr fe_sess_rate;
+	_Atomic uint32_t fe_sess_rate_max;
+	int fe_rate_lim;
 
 	/* settings inherited from a defaults section */
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;

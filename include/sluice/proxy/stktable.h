@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/list.h>
 #include <sluice/core/lock.h>
 
@@ -89,17 +90,6 @@ extern const struct stkt_dt_def stkt_dt_defs[STKT_DT_COUNT];
 /* The data type called <name> (<len> bytes), or -1. */
 int stkt_dt_lookup(const char *name, size_t len);
 
-/* A frequency counter (HAProxy's freq_ctr): events of the current period
- * and of the previous one; the rate read at a date is the current count
- * plus the previous one weighted by what is left of the period. <tick> is
- * the start of the current period in ms of the loop clock (32 bits,
- * wrapping), even; its low bit is a tiny lock held while a period is
- * rotated. */
-struct stkt_frq {
-	_Atomic uint32_t tick;
-	_Atomic uint32_t curr;
-	_Atomic uint32_t prev;
-};
 
 /* An entry. <hnext>, <lru>, <expire> are protected by its shard's lock;
  * <ref> is taken under it and dropped under it; the data are atomics
@@ -285,9 +275,6 @@ void stkt_set_name(struct stktable *t, struct stksess *ts, enum stkt_dt dt, cons
 int stkt_get(const struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t *out);
 /* Sets a value (a rate: the current period's count). 1, or 0 when not stored. */
 int stkt_set(struct stktable *t, struct stksess *ts, enum stkt_dt dt, int64_t v);
-
-void stkt_frq_add(struct stkt_frq *f, uint32_t period, uint32_t now, uint32_t n);
-uint32_t stkt_frq_read(struct stkt_frq *f, uint32_t period, uint32_t now);
 
 /* ---- tracking by streams (src/proxy/stktable_act.c) ---- */
 
