@@ -68,7 +68,7 @@ void freq_ctr_set(struct freq_ctr *f, uint32_t now, uint32_t v)
 
 uint32_t freq_ctr_wait(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit)
 {
-	uint32_t lo = 0, hi = period;
+	uint32_t lo = 0, hi = 2 * period;   /* two periods on, the estimate is 0 */
 
 	if (!period || freq_ctr_read(f, period, now) < limit)
 		return 0;
