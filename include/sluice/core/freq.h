@@ -34,7 +34,7 @@ int freq_ctr_try_add(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t
 /* Takes back an event freq_ctr_try_add() added (it did not happen). */
 void freq_ctr_undo(struct freq_ctr *f);
 /* Milliseconds from <now> until the rate falls below <limit> if no event
- * comes (0 when it already is), bounded by the period. */
+ * comes (0 when it already is), at most two periods. */
 uint32_t freq_ctr_wait(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit);
 
 #endif
