@@ -403,7 +403,9 @@ int main(int argc, char **argv)
 			cond_expr = argv[++i];
 		} else if (!strcmp(a, "-dD")) {
 			global.debug = global.diag = 1;
-		} else if (!strcmp(a, "-d") || !strncmp(a, "-dV", 3) || !strncmp(a, "-dW", 3)) {
+		} else if (!strcmp(a, "-dW")) {
+			global.zero_warning = 1;   /* as `zero-warning` */
+		} else if (!strcmp(a, "-d") || !strncmp(a, "-dV", 3)) {
 			global.debug = 1;
 		} else if (!strcmp(a, "-D")) {
 			daemon_opt = 1;
@@ -459,6 +461,11 @@ int main(int argc, char **argv)
 		errors += cfg_postparse();
 	if (errors) {
 		fprintf(stderr, "[ALERT] Fatal errors found in configuration.\n");
+		return 1;
+	}
+	if (global.zero_warning && cfg_warning_count()) {
+		fprintf(stderr, "[ALERT] Some warnings were found and 'zero-warning' is set. "
+		        "Aborting.\n");
 		return 1;
 	}
 	if (global.mode == MODE_CHECK) {

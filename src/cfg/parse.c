@@ -72,10 +72,18 @@ void cfg_alert(const char *file, int line, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+static int warnings_emitted;
+
+int cfg_warning_count(void)
+{
+	return warnings_emitted;
+}
+
 void cfg_warning(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
+	warnings_emitted++;
 	fprintf(stderr, "[WARNING] %s:%d: ", file ? file : "<cmdline>", line);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

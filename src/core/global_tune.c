@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
@@ -33,6 +34,9 @@ static const struct cfg_kw global_tune_kws[] = {
 	{ "quiet",               NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "noreuseport",         NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "noepoll",             NULL, CFG_SEC_GLOBAL, kw_flag },
+	{ "zero-warning",        NULL, CFG_SEC_GLOBAL, kw_flag },
+	{ "set-dumpable",        NULL, CFG_SEC_GLOBAL, kw_flag },
+	{ "no-memory-trimming",  NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "uid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ "log-send-hostname",   NULL, CFG_SEC_GLOBAL, kw_log_send_hostname },
 	{ "grace",               NULL, CFG_SEC_GLOBAL, kw_grace },
@@ -99,6 +103,12 @@ static int kw_flag(KW_ARGS)
 		global.quiet = 1;
 	else if (!strcmp(args[0], "noreuseport"))
 		global.noreuseport = 1;
+	else if (!strcmp(args[0], "zero-warning"))
+		global.zero_warning = 1;
+	else if (!strcmp(args[0], "no-memory-trimming"))
+		global.no_memory_trimming = 1;
+	else if (!strcmp(args[0], "set-dumpable"))
+		(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);   /* core dumps allowed, as HAProxy */
 	else {
 		/* epoll is sluice's only poller */
 		cfg_warning(ctx->file, ctx->line, "'noepoll' is ignored: epoll is the only polling "

@@ -333,7 +333,7 @@ void pool_maybe_trim(uint64_t now_ms)
 	/* a thread leaves its loop only on hard stop: past that, its caches
 	 * (thread-local storage) may be gone */
 	if (now_ms - window_ms < TRIM_WINDOW_MS || atomic_load(&trim_pending) ||
-	    atomic_load(&global.hard_stop))
+	    atomic_load(&global.hard_stop) || global.no_memory_trimming)
 		return;
 	window_ms = now_ms;
 	if (nc > MAX_THREADS)

@@ -98,6 +98,8 @@ void cfg_alert(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cfg_warning(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Warnings printed by cfg_warning() so far (zero-warning). */
+int cfg_warning_count(void);
 
 /* Value parsers. Return 0, or -1 with a message in <err>. */
 int cfg_parse_time_ms(const char *s, int *ms, char *err, size_t errlen);

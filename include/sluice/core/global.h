@@ -48,6 +48,8 @@ struct global {
 	int noreuseport;        /* noreuseport: one listening socket for all threads */
 	int maxconnrate;        /* maxconnrate: connections accepted per second, 0: any */
 	int maxsessrate;        /* maxsessrate */
+	int zero_warning;       /* zero-warning, -dW: a warning is fatal */
+	int no_memory_trimming; /* no-memory-trimming: never malloc_trim() */
 	int maxpollevents;      /* tune.maxpollevents */
 	int runqueue_depth;     /* tune.runqueue-depth */
 	int maxaccept;          /* tune.maxaccept */
