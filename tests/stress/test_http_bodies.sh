@@ -87,8 +87,9 @@ act=$(cli "show activity")
 wdt=$(echo "$act" | sed -n 's/^wdt_warnings: *\([0-9]*\).*/\1/p')
 [ "${wdt:-1}" -eq 0 ] || bad "watchdog warnings: $wdt"
 
-# What stays in the pools: the listener, stop, pool-trim, idle-trim and
-# the two soft-stop tasks (streams, HTTP/2) (14 on 2 threads), the grace-period task (thread 1), the CLI
+# What stays in the pools: the listener (resume, stop, admin), pool-trim,
+# idle-trim and the two soft-stop tasks (streams, HTTP/2) (16 on 2
+# threads), the grace-period task (thread 1), the CLI
 # session asking (a task and a buffer), each thread's spare buffer (head
 # rewriting), and the idle server connections kept for reuse (a task each,
 # no buffer).
@@ -102,7 +103,7 @@ echo "$pools" | grep -E 'Pool (stream|http_txn|task|buffer) '
 used() { echo "$pools" | sed -n "s/.*Pool $1 .* \([-0-9]*\) used$/\1/p"; }
 [ "$(used stream)" = 0 ] || bad "streams still in use: $(used stream)"
 [ "$(used http_txn)" = 0 ] || bad "HTTP transactions still in use: $(used http_txn)"
-[ "$(used task)" -le $((15 + idle)) ] || bad "tasks still in use: $(used task)"
+[ "$(used task)" -le $((17 + idle)) ] || bad "tasks still in use: $(used task)"
 [ "$(used buffer)" -le 3 ] || bad "buffers still in use: $(used buffer)"
 
 if grep -Ei 'watchdog|ALERT|WARNING' "$work/sluice.log" | head -5 | grep .; then
