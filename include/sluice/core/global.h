@@ -60,6 +60,9 @@ struct global {
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
+	int comp_maxlevel;      /* tune.comp.maxlevel: zlib level (1..9) */
+	int comp_maxrate;       /* maxcomprate (kB/s, 0: none): accepted, not enforced */
+	int comp_maxcpu;        /* maxcompcpuusage (percent): accepted, not enforced */
 	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
 
 	/* runtime */

@@ -106,6 +106,13 @@ struct http_txn {
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
 	const struct http_reply *tarpit_reply;   /* tarpit's own reply, or NULL */
+	/* compression (src/http/comp.c): the algorithm the request accepts
+	 * (COMP_NONE: none), whether this response is compressed with it, and
+	 * its stream state (malloc), from the response head to the end of the
+	 * transaction (txn_cleanup() frees it on every path) */
+	int comp_algo;
+	int comp_on;
+	struct comp_ctx *comp;
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;
