@@ -102,7 +102,7 @@ static void algo_push_front(struct comp_cfg *c, int algo)
 static int kw_comp_algo(struct comp_cfg *c, char **args, int nargs, char *err, size_t errlen)
 {
 	if (nargs < 3) {
-		snprintf(err, errlen, "'compression' expects <algorithm>.");
+		snprintf(err, errlen, "expects <algorithm>.");
 		return -1;
 	}
 	for (int i = 2; i < nargs; i++) {
@@ -112,7 +112,7 @@ static int kw_comp_algo(struct comp_cfg *c, char **args, int nargs, char *err, s
 			if (strcmp(args[i], comp_algos[a].name) == 0)
 				break;
 		if (a == COMP_ALGO_MAX) {
-			snprintf(err, errlen, "'compression' : '%s' is not a supported algorithm.",
+			snprintf(err, errlen, "'%s' is not a supported algorithm.",
 			         args[i]);
 			return -1;
 		}
@@ -126,7 +126,7 @@ static int kw_comp_type(struct comp_cfg *c, char **args, int nargs, char *err, s
 	char **t;
 
 	if (nargs < 3) {
-		snprintf(err, errlen, "'compression' expects <type>.");
+		snprintf(err, errlen, "expects <type>.");
 		return -1;
 	}
 	t = realloc(c->types, sizeof(*t) * (size_t)(c->ntypes + nargs - 2));
@@ -153,7 +153,7 @@ static int kw_compression(KW_ARGS)
 	 * HAProxy 2.8's: refused with 2.6's words */
 	if (nargs < 2 || (strcmp(args[1], "algo") != 0 && strcmp(args[1], "type") != 0 &&
 	                  strcmp(args[1], "offload") != 0)) {
-		snprintf(err, errlen, "'compression' expects 'algo', 'type' or 'offload'");
+		snprintf(err, errlen, "expects 'algo', 'type' or 'offload'");
 		return -1;
 	}
 	if (!(c = cfg_of(ctx->px))) {
@@ -198,7 +198,7 @@ static int kw_filter(KW_ARGS)
 	}
 	if (strcmp(args[1], "compression") == 0) {
 		if (nargs > 2) {
-			snprintf(err, errlen, "'filter compression' : unknown keyword '%s'.", args[2]);
+			snprintf(err, errlen, "'compression' : unknown keyword '%s'.", args[2]);
 			return -1;
 		}
 		if (!(c = cfg_of(ctx->px))) {
@@ -206,26 +206,25 @@ static int kw_filter(KW_ARGS)
 			return -1;
 		}
 		if (c->filter_line) {
-			snprintf(err, errlen, "'filter' : '%s: Proxy supports only one compression "
-			         "filter' (the first one is at line %d)", ctx->px->name, c->filter_line);
+			snprintf(err, errlen, "%s: Proxy supports only one compression filter (the "
+			         "first one is at line %d)", ctx->px->name, c->filter_line);
 			return -1;
 		}
 		c->filter_line = ctx->line;
 		return 0;
 	}
 	if (strcmp(args[1], "cache") == 0) {
-		snprintf(err, errlen, "'filter cache': the HTTP cache is not implemented");
+		snprintf(err, errlen, "'cache': the HTTP cache is not implemented");
 		return -1;
 	}
 	for (int i = 0; others[i]; i++) {
 		if (strcmp(args[1], others[i]) == 0) {
-			snprintf(err, errlen, "'filter %s' is not implemented (sluice has the "
-			         "'compression' filter only)", args[1]);
+			snprintf(err, errlen, "'%s' is not implemented (sluice has the 'compression' "
+			         "filter only)", args[1]);
 			return -1;
 		}
 	}
-	snprintf(err, errlen, "'filter' : unknown keyword '%s'. Registered keywords : "
-	         "compression", args[1]);
+	snprintf(err, errlen, "unknown keyword '%s'. Registered keywords : compression", args[1]);
 	return -1;
 }
 
@@ -248,7 +247,7 @@ static int kw_comp_maxlevel(KW_ARGS)
 	long v = nargs == 2 ? strict_int(args[1]) : -1;
 
 	if (v < 1 || v > 9) {
-		snprintf(err, errlen, "'tune.comp.maxlevel' expects a numeric value between 1 and 9");
+		snprintf(err, errlen, "expects a numeric value between 1 and 9");
 		return -1;
 	}
 	global.comp_maxlevel = (int)v;
@@ -262,7 +261,7 @@ static int kw_maxcomprate(KW_ARGS)
 	long v = nargs == 2 ? strict_int(args[1]) : -1;
 
 	if (v < 0 || cfg_no_more_args(args, nargs, 2, err, errlen) < 0) {
-		snprintf(err, errlen, "'maxcomprate' expects an integer argument in kb/s.");
+		snprintf(err, errlen, "expects an integer argument in kb/s.");
 		return -1;
 	}
 	global.comp_maxrate = (int)v;
@@ -274,8 +273,7 @@ static int kw_maxcompcpuusage(KW_ARGS)
 	long v = nargs == 2 ? strict_int(args[1]) : -1;
 
 	if (v < 0 || v > 100) {
-		snprintf(err, errlen, "'maxcompcpuusage' expects an integer argument between 0 "
-		         "and 100.");
+		snprintf(err, errlen, "expects an integer argument between 0 and 100.");
 		return -1;
 	}
 	global.comp_maxcpu = (int)v;
