@@ -597,7 +597,8 @@ struct buffer *comp_ctx_input(struct comp_ctx *c)
 
 size_t comp_ctx_pending(const struct comp_ctx *c)
 {
-	return c->in.data;
+	/* a flush that stopped on a full output still holds bytes in zlib */
+	return c->in.data + (c->sync_due ? 1 : 0);
 }
 
 int comp_ctx_finished(const struct comp_ctx *c)

@@ -115,7 +115,8 @@ void comp_ctx_free(struct comp_ctx *c);
 /* The staging buffer that receives the payload to compress (its area is
  * allocated on demand: NULL when out of memory). */
 struct buffer *comp_ctx_input(struct comp_ctx *c);
-/* Bytes given and not compressed yet (staging buffer). */
+/* Non-zero while bytes given have not all come out: some wait in the
+ * staging buffer, or a flush stopped on a full output. */
 size_t comp_ctx_pending(const struct comp_ctx *c);
 /* Compresses the staging buffer into <out>'s room. Returns 1 if anything
  * moved, 0 if not, -1 on a zlib error. */
