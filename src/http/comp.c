@@ -497,6 +497,12 @@ int comp_response_ok(const struct comp_cfg *fe, const struct comp_cfg *be, int a
 		return 0;
 	if (http_hdr_find(res, IST("content-encoding"), 0) >= 0)
 		return 0;
+	/* a transfer coding other than chunked (which HAProxy refuses with a
+	 * 502) would be lost when the body is framed again */
+	http_hdr_iter_init(&it);
+	while (http_hdr_next(res, IST("transfer-encoding"), 1, &it, &v))
+		if (v.len != 7 || strncasecmp(v.ptr, "chunked", 7) != 0)
+			return 0;
 	http_hdr_iter_init(&it);
 	while (http_hdr_next(res, IST("cache-control"), 1, &it, &v))
 		if (v.len == 12 && strncasecmp(v.ptr, "no-transform", 12) == 0)

@@ -190,6 +190,8 @@ static void test_response_ok(void)
 	const char *et2[] = { "ETag", "W/\"x\"", NULL };
 	const char *et3[] = { "ETag", "x", NULL };
 	const char *et4[] = { "ETag", "\"x\"", "ETag", "\"y\"", NULL };
+	const char *te1[] = { "Transfer-Encoding", "chunked", NULL };
+	const char *te2[] = { "Transfer-Encoding", "gzip, chunked", NULL };
 
 	CHECK(res_ok(&any, NULL, none, 200, 0, 1, HTTP_METH_GET));
 	CHECK(res_ok(&any, NULL, none, 203, 0, 1, HTTP_METH_GET));
@@ -208,6 +210,8 @@ static void test_response_ok(void)
 	CHECK(res_ok(&any, NULL, et2, 200, 0, 1, HTTP_METH_GET));
 	CHECK(!res_ok(&any, NULL, et3, 200, 0, 1, HTTP_METH_GET));
 	CHECK(!res_ok(&any, NULL, et4, 200, 0, 1, HTTP_METH_GET));
+	CHECK(res_ok(&any, NULL, te1, 200, 0, 1, HTTP_METH_GET));
+	CHECK(!res_ok(&any, NULL, te2, 200, 0, 1, HTTP_METH_GET));
 	/* types: the backend's first, a missing type refused under a list */
 	CHECK(res_ok(&fe_html, NULL, ct_html, 200, 0, 1, HTTP_METH_GET));
 	CHECK(!res_ok(&fe_html, NULL, ct_plain, 200, 0, 1, HTTP_METH_GET));
