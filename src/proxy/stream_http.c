@@ -840,7 +840,30 @@ static int response_comp_start(struct stream *s)
 		t->comp_on = 0;
 		return -1;
 	}
+	CNT_INC(s->fe->fe_cnt.comp_rsp);
+	if (s->be)
+		CNT_INC(s->be->be_cnt.comp_rsp);
 	return 0;
+}
+
+/* The bytes a compressed response gave to the compressor and got from it,
+ * for `show stat` (comp_in, comp_out), once, before the context goes. */
+static void response_comp_account(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	uint64_t in, out;
+
+	if (!t || !t->comp)
+		return;
+	comp_ctx_counts(t->comp, &in, &out);
+	CNT_ADD(s->fe->fe_cnt.comp_in, in);
+	CNT_ADD(s->fe->fe_cnt.comp_out, out);
+	if (s->be) {
+		CNT_ADD(s->be->be_cnt.comp_in, in);
+		CNT_ADD(s->be->be_cnt.comp_out, out);
+	}
+	comp_ctx_free(t->comp);
+	t->comp = NULL;
 }
 
 /* A final response head is parsed at the start of the response channel:
@@ -1512,6 +1535,7 @@ static void txn_end(struct stream *s)
 	enum sc_plan plan;
 
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
+	response_comp_account(s);
 	if (t->status < 0 && t->res.status)
 		t->status = t->res.status;
 	stream_account_bytes(s);
@@ -1663,6 +1687,7 @@ void http_stream_release(struct stream *s)
 		stream_account_bytes(s);
 		s->bytes_in = s->bytes_out = 0;
 	}
+	response_comp_account(s);
 	http_h1_strm_end(s);
 	http_service_release(s);
 	if (conn_is_open(&s->sc) && s->sc_srv) {
