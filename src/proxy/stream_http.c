@@ -890,7 +890,12 @@ static int response_parsed(struct stream *s)
 			                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
 			                              t->meth, s->h2bs && h2bs_rx_done(s->h2bs), m);
 	} else {
-		t->comp_on = 0;   /* sluice's own replies are never compressed */
+		/* of sluice's own replies, only a service's may be compressed
+		 * (HAProxy filters its applets' responses, not its errors) */
+		t->comp_on = s->svc_body && t->comp_algo &&
+		             comp_response_ok(s->fe->comp, s->be && s->be != s->fe ? s->be->comp : NULL,
+		                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
+		                              t->meth, 0, m);
 	}
 	http_edit_init(&t->res_edit, m, t->res_arena, sizeof(t->res_arena), TXN_HDRS_CAP);
 	/* capture response header: as received, before any rule */
@@ -1162,11 +1167,23 @@ static int xfer_response_body(struct stream *s)
 
 	if (t->flags & TX_F_REPLIED) {
 		/* a local reply's payload is all in the channel, or comes
-		 * from the service's body */
-		if (http_service_feed(s))
+		 * from the service's body (through the compressor, maybe) */
+		if (http_service_feed(s, t->comp ? comp_ctx_input(t->comp) : &s->res))
 			progress = 1;
-		if (!s->svc_body)
+		if (t->comp) {
+			int fr = comp_ctx_feed(t->comp, &s->res,
+			                       s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
+
+			if (fr < 0) {
+				t->err_reason = "compression failed";
+				return -1;
+			}
+			progress |= fr;
+			if (comp_ctx_finished(t->comp))
+				t->res_body.done = 1;
+		} else if (!s->svc_body) {
 			t->res_body.done = 1;
+		}
 		return progress;
 	}
 	if (!t->res_body.done) {

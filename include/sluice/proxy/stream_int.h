@@ -109,7 +109,7 @@ void http_reply_start(struct stream *s, int status, const struct http_reply *r, 
 void http_service_start(struct stream *s, const char *name);
 /* Moves the next bytes of the service's body into the response buffer;
  * returns 1 if some moved. */
-int  http_service_feed(struct stream *s);
+int  http_service_feed(struct stream *s, struct buffer *dst);
 /* Drops the service's body, sent or not (end of transaction, new reply). */
 void http_service_release(struct stream *s);
 
