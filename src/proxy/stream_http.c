@@ -846,6 +846,24 @@ static int response_comp_start(struct stream *s)
 	return 0;
 }
 
+/* Compresses what waits in the staging buffer into the response channel
+ * (comp_ctx_feed()), counting the input for maxcomprate when it is set. */
+static int response_comp_feed(struct stream *s, int mode)
+{
+	struct comp_ctx *c = s->txn->comp;
+	uint64_t in0, in1, out;
+	int rc;
+
+	if (!global.comp_maxrate)
+		return comp_ctx_feed(c, &s->res, mode);
+	comp_ctx_counts(c, &in0, &out);
+	rc = comp_ctx_feed(c, &s->res, mode);
+	comp_ctx_counts(c, &in1, &out);
+	if (in1 > in0)
+		comp_rate_add(now_ms(), in1 - in0);
+	return rc;
+}
+
 /* The bytes a compressed response gave to the compressor and got from it,
  * for `show stat` (comp_in, comp_out), once, before the context goes. */
 static void response_comp_account(struct stream *s)
@@ -888,7 +906,8 @@ static int response_parsed(struct stream *s)
 		if (t->comp_algo)
 			t->comp_on = comp_response_ok(s->fe->comp, s->be ? s->be->comp : NULL,
 			                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
-			                              t->meth, s->h2bs && h2bs_rx_done(s->h2bs), m);
+			                              t->meth, s->h2bs && h2bs_rx_done(s->h2bs), m) &&
+			             !comp_rate_exceeded(now_ms());
 	} else {
 		/* of sluice's own replies, only a service's may be compressed
 		 * (HAProxy filters its applets' responses, not its errors) */
@@ -1171,8 +1190,7 @@ static int xfer_response_body(struct stream *s)
 		if (http_service_feed(s, t->comp ? comp_ctx_input(t->comp) : &s->res))
 			progress = 1;
 		if (t->comp) {
-			int fr = comp_ctx_feed(t->comp, &s->res,
-			                       s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
+			int fr = response_comp_feed(s, s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
 
 			if (fr < 0) {
 				t->err_reason = "compression failed";
@@ -1208,7 +1226,7 @@ static int xfer_response_body(struct stream *s)
 			 * that the client sees what came before a pause */
 			int mode = http_srv_rx_done(s) ? COMP_FEED_FINISH :
 			           (rc > 0 && srv_rx_pending(s)) ? COMP_FEED_MORE : COMP_FEED_SYNC;
-			int fr = comp_ctx_feed(t->comp, &s->res, mode);
+			int fr = response_comp_feed(s, mode);
 
 			if (fr < 0) {
 				t->err_reason = "compression failed";

@@ -61,7 +61,7 @@ struct global {
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
 	int comp_maxlevel;      /* tune.comp.maxlevel: zlib level (1..9) */
-	int comp_maxrate;       /* maxcomprate (kB/s, 0: none): accepted, not enforced */
+	int comp_maxrate;       /* maxcomprate (kB/s, 0: none) */
 	int comp_maxcpu;        /* maxcompcpuusage (percent): accepted, not enforced */
 	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
 
@@ -75,6 +75,9 @@ struct global {
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
+	/* compression input rate, all threads (maxcomprate, src/http/comp.c):
+	 * bytes in the current second and in the one before */
+	_Atomic uint64_t comp_rate_sec, comp_rate_curr, comp_rate_prev;
 	_Atomic int hard_stop;  /* leave the loops now */
 	uint64_t start_ms;      /* monotonic ms at start */
 	int64_t start_wall;     /* time(NULL) at start */

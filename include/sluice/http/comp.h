@@ -99,6 +99,13 @@ int comp_response_ok(const struct comp_cfg *fe, const struct comp_cfg *be, int a
  * to HTTP/2). Returns 0, or a negative HTTP_EDIT_* error. */
 int comp_response_edit(struct http_edit *e, int algo);
 
+/* maxcomprate: counts <bytes> given to a compressor at <now_ms>
+ * (monotonic), and says whether the rate over the last second is above the
+ * limit, when there is one (then no new response is compressed, as in
+ * HAProxy 2.6). Any thread. */
+void comp_rate_add(uint64_t now_ms, uint64_t bytes);
+int comp_rate_exceeded(uint64_t now_ms);
+
 /* ---- streaming ---- */
 
 struct comp_ctx;

@@ -31,7 +31,7 @@ struct counters {
 	_Atomic uint64_t connect;        /* connect: new server connections */
 	_Atomic uint64_t comp_in;        /* comp_in: response bytes given to the compressor */
 	_Atomic uint64_t comp_out;       /* comp_out: bytes it gave out */
-	_Atomic uint64_t comp_byp;       /* comp_byp: bytes let by for a rate limit (always 0) */
+	_Atomic uint64_t comp_byp;       /* comp_byp: always 0, as HAProxy 2.6 shows it */
 	_Atomic uint64_t comp_rsp;       /* comp_rsp: responses compressed */
 	_Atomic int cur_max;             /* smax */
 	_Atomic int queue_max;           /* qmax */
