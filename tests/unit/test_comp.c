@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <sluice/core/global.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/msgedit.h>
 #include "t.h"
@@ -408,8 +409,26 @@ static void test_streams(void)
 	free(back);
 }
 
+static void test_rate(void)
+{
+	global.comp_maxrate = 0;
+	comp_rate_add(1000, 1 << 20);
+	CHECK(!comp_rate_exceeded(1000));       /* no limit */
+	global.comp_maxrate = 1;                /* 1024 bytes a second */
+	CHECK(comp_rate_exceeded(1500));
+	CHECK(comp_rate_exceeded(2100));        /* last second's, weighted */
+	CHECK(!comp_rate_exceeded(3000));       /* two seconds later: gone */
+	comp_rate_add(3000, 1000);
+	CHECK(!comp_rate_exceeded(3001));
+	comp_rate_add(3500, 100);
+	CHECK(comp_rate_exceeded(3501));
+	CHECK(!comp_rate_exceeded(4900));       /* 1100 x 10% */
+	global.comp_maxrate = 0;
+}
+
 int main(void)
 {
+	test_rate();
 	test_qvalue();
 	test_select();
 	test_ua();
