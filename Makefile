@@ -5,7 +5,7 @@ CC      ?= gcc
 SAN     ?= 0
 PKGS    := openssl libpcre2-8 lua5.4 libnghttp2 zlib
 DEBIAN_BUILD_PKGS := gcc make pkg-config libssl-dev libpcre2-dev liblua5.4-dev \
-                     libnghttp2-dev zlib1g-dev
+                     libnghttp2-dev zlib1g-dev libcrypt-dev
 DEBIAN_TEST_PKGS  := varnish socat python3 clang libclang-rt-14-dev
 DEBIAN_BENCH_PKGS := haproxy nginx wrk nghttp2-client
 
@@ -16,7 +16,7 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initia
            -Wshadow=local -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -Iinclude -pthread -D_GNU_SOURCE $(PKG_CFLAGS)
-LDLIBS  += $(PKG_LIBS) -pthread -lrt -lm
+LDLIBS  += $(PKG_LIBS) -lcrypt -pthread -lrt -lm
 LDFLAGS += -rdynamic
 
 ifeq ($(SAN),1)

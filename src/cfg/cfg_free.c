@@ -24,9 +24,12 @@
 #include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
+#include <sluice/http/userlist.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
+#include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -123,6 +126,14 @@ static void free_http_settings(struct proxy *px)
 		free(px->errors);
 	}
 	free(px->monitor_uri);
+	stats_page_release(px->stats);
+	free(px->send_name_hdr);
+	for (int i = 0; i < px->nmonitor_fail; i++)
+		acl_cond_free(px->monitor_fail[i]);
+	free(px->monitor_fail);
+	for (int i = 0; i < px->npersist_rules; i++)
+		acl_cond_free(px->persist_rules[i].cond);
+	free(px->persist_rules);
 	free(px->fwdfor.hdr);
 	free(px->origto.hdr);
 	free(px->unique_id_fmt_str);
@@ -167,6 +178,7 @@ void cfg_free_proxy(struct proxy *px)
 	lb_hash_forget(px);      /* a proxy allocated at the same address later
 	                          * must not find its hash settings */
 	hchk_free(px);
+	tchk_free(px);
 	lock_destroy(&px->lb_lock);
 	lock_destroy(&px->state_lock);
 	lock_destroy(&px->queue.lock);
@@ -202,6 +214,7 @@ void cfg_free_all(void)
 	global.log_tag = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
+	userlists_free_all();
 	lb_hash_free_all();
 	/* after the bind lines and servers that use its certificates */
 	ssl_store_free_all();

@@ -24,6 +24,8 @@
  * parses a configuration, even from a static archive. */
 extern const int core_global_cfg_anchor;
 __attribute__((used)) static const int *const global_kws_anchor = &core_global_cfg_anchor;
+extern const int core_global_tune_anchor;
+__attribute__((used)) static const int *const global_tune_anchor = &core_global_tune_anchor;
 
 static struct cfg_kw_table *kw_tables;
 static struct cfg_post_hook *post_hooks;
@@ -115,7 +117,7 @@ static enum cfg_section section_from_word(const char *w)
 static int is_unsupported_section(const char *w)
 {
 	static const char *const names[] = {
-		"userlist", "peers", "resolvers", "mailers", "program",
+		"peers", "resolvers", "mailers", "program",
 		"ring", "cache", "fcgi-app", "crt-store", NULL
 	};
 

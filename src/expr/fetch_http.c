@@ -879,7 +879,8 @@ static int b64val(char c)
 }
 
 /* Basic credentials "user:pass", decoded into a scratch buffer. */
-static int basic_creds(struct smp_ctx *ctx, struct sample *smp, struct ist *user, struct ist *pass)
+int smp_http_basic_creds(struct smp_ctx *ctx, struct sample *smp, struct ist *user,
+                         struct ist *pass)
 {
 	struct ist scheme, p;
 	unsigned int acc = 0, bits = 0;
@@ -925,7 +926,7 @@ static int smp_fetch_auth_user(const struct smp_args *args, struct sample *smp, 
 {
 	struct ist u, p;
 
-	if (!basic_creds(ctx, smp, &u, &p))
+	if (!smp_http_basic_creds(ctx, smp, &u, &p))
 		return 0;
 	smp->data.str.len = u.len;
 	return 1;
@@ -935,7 +936,7 @@ static int smp_fetch_auth_pass(const struct smp_args *args, struct sample *smp, 
 {
 	struct ist u, p;
 
-	if (!basic_creds(ctx, smp, &u, &p))
+	if (!smp_http_basic_creds(ctx, smp, &u, &p))
 		return 0;
 	memmove(smp->data.str.ptr, p.ptr, p.len);
 	smp->data.str.len = p.len;

@@ -12,6 +12,11 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/expr/vars.h>
 
+/* the global section's set-var keywords (vars_cfg.c) register from a
+ * constructor: referencing them links them wherever variables are */
+extern const int expr_vars_cfg_anchor;
+__attribute__((used)) static const int *const vars_cfg_anchor = &expr_vars_cfg_anchor;
+
 const int expr_vars_anchor;
 
 static int smp_fetch_var(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx);

@@ -30,10 +30,10 @@
  * nothing else: referencing them here links them into every program that
  * parses rules, even from a static archive (the configuration fuzzer). */
 extern const int http_act_http_anchor, http_act_misc_anchor, http_act_pat_anchor,
-	http_act_reply_anchor, http_act_uri_anchor;
+	http_act_reply_anchor, http_act_uri_anchor, http_act_auth_anchor;
 __attribute__((used)) static const int *const act_anchors[] = {
 	&http_act_http_anchor, &http_act_misc_anchor, &http_act_pat_anchor,
-	&http_act_reply_anchor, &http_act_uri_anchor,
+	&http_act_reply_anchor, &http_act_uri_anchor, &http_act_auth_anchor,
 };
 
 static int kw_http_rule(struct cfg_ctx *, char **, int, char *, size_t);
@@ -742,28 +742,28 @@ static void rule_insert(struct proxy *px, struct act_rule *r, const char *file, 
 }
 
 static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
-                          const char *file, int line, unsigned int flags, char *err,
-                          size_t errlen);
+                          const char *file, int line, unsigned int flags, struct list *into,
+                          char *err, size_t errlen);
 
 /* The names of backends and servers the rule's expressions hold are
  * checked after parsing, against this line and proxy. */
 static int rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
-                      const char *file, int line, unsigned int flags, char *err,
-                      size_t errlen)
+                      const char *file, int line, unsigned int flags, struct list *into,
+                      char *err, size_t errlen)
 {
 	struct smp_origin saved;
 	int ret;
 
 	smp_cfg_origin_get(&saved);
 	smp_cfg_origin_set(file, line, px);
-	ret = rule_parse_one(px, set, args, nargs, file, line, flags, err, errlen);
+	ret = rule_parse_one(px, set, args, nargs, file, line, flags, into, err, errlen);
 	smp_cfg_origin_set(saved.file, saved.line, saved.px);
 	return ret;
 }
 
 static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, int nargs,
-                          const char *file, int line, unsigned int flags, char *err,
-                          size_t errlen)
+                          const char *file, int line, unsigned int flags, struct list *into,
+                          char *err, size_t errlen)
 {
 	const struct act_kw *kw;
 	struct act_rule *r;
@@ -809,14 +809,24 @@ static int rule_parse_one(struct proxy *px, enum act_ruleset set, char **args, i
 		rule_free(r);
 		return action_error(args[0], err, errlen);
 	}
-	rule_insert(px, r, file, line);
+	if (into)
+		list_append(into, &r->list);
+	else
+		rule_insert(px, r, file, line);
 	return 0;
 }
 
 int act_rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
                    const char *file, int line, char *err, size_t errlen)
 {
-	return rule_parse(px, set, args, nargs, file, line, 0, err, errlen);
+	return rule_parse(px, set, args, nargs, file, line, 0, NULL, err, errlen);
+}
+
+int act_rule_parse_into(struct proxy *px, enum act_ruleset set, struct list *into,
+                        char **args, int nargs, const char *file, int line, char *err,
+                        size_t errlen)
+{
+	return rule_parse(px, set, args, nargs, file, line, 0, into, err, errlen);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -910,7 +920,7 @@ static int kw_redirect(struct cfg_ctx *ctx, char **args, int nargs, char *err, s
 	if (ctx->section == CFG_SEC_DEFAULTS)
 		return errmsg_set(err, errlen, "not allowed in a 'defaults' section");
 	return rule_parse(ctx->px, ACT_HTTP_REQ, args, nargs, ctx->file, ctx->line,
-	                  ACT_RULE_F_LEGACY, err, errlen);
+	                  ACT_RULE_F_LEGACY, NULL, err, errlen);
 }
 
 /* declare capture request|response len <n>: a slot for "capture ... id". */

@@ -118,7 +118,6 @@ static const struct act_kw misc_kws[] = {
 	{ "sc-inc-gpc1(", REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
 	{ "sc-set-gpt(",  REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
 	{ "sc-set-gpt0(", REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "auth",         REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-use",    REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-store",  RES, parse_unsupported, NULL, NULL, UNSUP },
 	{ "do-resolve(",  REQ | CNT, parse_unsupported, NULL, NULL, UNSUP },
@@ -900,8 +899,6 @@ static int parse_unsupported(struct act_rule *r, struct proxy *px, char **args, 
 
 	if (!strncmp(w, "track-sc", 8) || !strncmp(w, "sc-", 3))
 		why = "it needs stick tables, which sluice does not implement";
-	else if (!strcmp(w, "auth"))
-		why = "userlists are not implemented";
 	else if (!strncmp(w, "cache-", 6))
 		why = "the HTTP cache is not implemented";
 	else if (!strncmp(w, "do-resolve", 10))

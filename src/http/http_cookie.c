@@ -102,6 +102,7 @@ struct ck_req {
 	uint32_t first, last;       /* dates of the cookie examined */
 	char state;                 /* %tsc third character */
 	struct server *srv;
+	int force;                  /* persistence forced: stopped servers too */
 };
 
 /* What becomes of a cookie of the request. */
@@ -174,7 +175,7 @@ static void ck_examine(struct ck_req *r, struct ist v)
 			continue;
 		/* a DOWN or maintenance server keeps no client (HAProxy: its
 		 * cur_state is STOPPED); a drained one does */
-		if (!srv_is_stopped(s)) {
+		if (!srv_is_stopped(s) || r->force) {
 			r->state = 'V';
 			r->srv = s;
 			found = 1;
@@ -267,6 +268,7 @@ struct server *http_cookie_server_ex(const struct proxy *be, struct http_msg *re
 		return NULL;
 	}
 	r.now = wall_now(st ? st->now : 0);
+	r.force = st ? st->force : 0;
 	for (int i = http_hdr_find(req, name, 0); i >= 0; i = http_hdr_find(req, name, i + 1))
 		ck_request_field(&r, req, e, i);   /* a failed cleaning leaves the cookie: harmless */
 	if (st) {

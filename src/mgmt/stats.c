@@ -207,7 +207,12 @@ void stats_row_free(struct stat_row *r)
 	}
 }
 
-static void row_emit(struct cli_out *out, struct stat_row *r)
+void stats_csv_header(struct cli_out *out)
+{
+	cli_printf(out, "%s", stat_header);
+}
+
+void stats_csv_row(struct cli_out *out, struct stat_row *r)
 {
 	for (int i = 0; i < ST_COUNT; i++) {
 		/* CSV: names never hold commas (validated at parse time) */
@@ -501,7 +506,8 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_u64(r, ST_ERESP, atomic_load(&be->be_cnt.failed_resp));
 	row_u64(r, ST_WRETR, atomic_load(&be->be_cnt.retries));
 	row_u64(r, ST_WREDIS, atomic_load(&be->be_cnt.redispatches));
-	row_set(r, ST_STATUS, "%s", act || bck ? "UP" : "DOWN");
+	/* a backend without servers (a stats page, a service) is UP, as in HAProxy */
+	row_set(r, ST_STATUS, "%s", act || bck || !be->nsrv ? "UP" : "DOWN");
 	row_set(r, ST_WEIGHT, "%d", act ? wact : wbck);
 	row_set(r, ST_ACT, "%d", act);
 	row_set(r, ST_BCK, "%d", bck);
@@ -541,7 +547,7 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct list *pos, *tmp;
 
-	cli_printf(out, "%s", stat_header);
+	stats_csv_header(out);
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
@@ -549,15 +555,15 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 
 		if (px->cap & PX_CAP_FE) {
 			stats_row_frontend(&r, px);
-			row_emit(out, &r);
+			stats_csv_row(out, &r);
 		}
 		if (px->cap & PX_CAP_BE) {
 			for (int i = 0; i < px->nsrv; i++) {
 				stats_row_server(&r, px, px->srv[i], level);
-				row_emit(out, &r);
+				stats_csv_row(out, &r);
 			}
 			stats_row_backend(&r, px);
-			row_emit(out, &r);
+			stats_csv_row(out, &r);
 		}
 	}
 	return 0;

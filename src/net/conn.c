@@ -278,7 +278,31 @@ void conn_set_bufs(int fd, int rcvbuf, int sndbuf)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 }
 
+void conn_apply_sockopts(int fd, const struct conn_sockopts *o)
+{
+	if (!o)
+		return;
+	if (o->keepalive) {
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &(int){ 1 }, sizeof(int));
+		if (o->ka_cnt)
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &o->ka_cnt, sizeof(int));
+		if (o->ka_idle)
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &o->ka_idle, sizeof(int));
+		if (o->ka_intvl)
+			setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &o->ka_intvl, sizeof(int));
+	}
+	if (o->nolinger)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &(struct linger){ 1, 0 },
+		           sizeof(struct linger));
+}
+
 int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len)
+{
+	return conn_connect_opts(c, dst, len, NULL);
+}
+
+int conn_connect_opts(struct conn *c, const struct sockaddr_storage *dst, socklen_t len,
+                      const struct conn_sockopts *o)
 {
 	int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
@@ -290,6 +314,22 @@ int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t l
 	conn_set_bufs(fd, global.rcvbuf_srv, global.sndbuf_srv);
 	if (dst->ss_family != AF_UNIX)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (o && dst->ss_family != AF_UNIX) {
+		conn_apply_sockopts(fd, o);
+		if (o->smart)
+			setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &(int){ 0 }, sizeof(int));
+		/* source: the port is the kernel's choice at connect() time */
+		if (o->src.ss_family == dst->ss_family) {
+			setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+			if (bind(fd, (const struct sockaddr *)&o->src, o->srclen) < 0) {
+				int e = errno;
+
+				conn_fd_close(fd);
+				errno = e;
+				return -1;
+			}
+		}
+	}
 	if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {
 		int e = errno;
 

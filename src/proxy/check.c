@@ -47,6 +47,7 @@
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_h2.h>
 #include <sluice/proxy/check_http.h>
+#include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
@@ -58,6 +59,7 @@ enum chk_phase {
 	CHK_CONNECTING,
 	CHK_SENDING,         /* PROXY header, request */
 	CHK_READING,         /* the reply */
+	CHK_TCP,             /* tcp-check steps (check_tcp.c) */
 };
 
 struct srv_check {
@@ -68,6 +70,7 @@ struct srv_check {
 	socklen_t dstlen;
 	int send_proxy;                /* 0, 1 or 2: PROXY header version */
 	const struct hchk_rules *http; /* NULL: a layer-4 check */
+	const struct tchk_rules *tcp;  /* tcp-check steps, or NULL */
 	_Atomic(struct task *) task;   /* set by its thread's init hook */
 	_Atomic int running;           /* a check is in progress (display) */
 	_Atomic int wake_now;          /* run at once (another thread asks) */
@@ -84,6 +87,8 @@ struct srv_check {
 	struct chk_h2 *h2;             /* its HTTP/2 session during a check */
 	struct buffer raw;             /* HTTP/2: the server's bytes, before the
 	                                * session turns the reply into rx */
+	int step;                      /* tcp-check: the step running */
+	int step_sent;                 /* its send step's bytes are in tx */
 };
 
 static int kw_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
@@ -460,7 +465,7 @@ static void check_start(struct srv_check *c, uint64_t now)
 	atomic_store(&c->running, 1);
 	srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
-	if (conn_connect(&c->c, &c->dst, c->dstlen) < 0) {
+	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->be->srv_so) < 0) {
 		int e = errno;
 
 		check_conclude_errno(c, e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM ?
@@ -487,7 +492,7 @@ static int check_connected(struct srv_check *c, uint64_t now)
 {
 	if (!c->deadline)
 		c->deadline = now + (uint64_t)c->srv->be->timeout_check;
-	if (!c->tx.data && !c->http) {
+	if (!c->tx.data && !c->http && !c->tcp) {
 		check_conclude(c, CHK_ST_L4OK, 0, NULL);
 		return 1;
 	}
@@ -514,6 +519,12 @@ static int check_send(struct srv_check *c, uint64_t now)
 	}
 	if (c->tx.area)
 		buf_release(&c->tx);
+	if (c->tcp) {
+		c->phase = CHK_TCP;
+		c->step = 0;
+		c->step_sent = 0;
+		return 0;
+	}
 	if (!c->http) {
 		/* a PROXY header alone: the connection was the check */
 		check_conclude(c, CHK_ST_L4OK, 0, NULL);
@@ -578,6 +589,126 @@ static void check_read(struct srv_check *c, uint64_t now)
 	task_set_expire(t, c->deadline);
 }
 
+/* ---- tcp-check steps ---- */
+
+#define TCP_STEPS_PER_RUN 16
+
+static void tcp_conclude(struct srv_check *c, const struct hchk_verdict *v)
+{
+	check_conclude(c, v->status, v->code, v->desc[0] ? v->desc : NULL);
+}
+
+/* Waits for I/O or the deadline; concludes at the deadline. Returns 1. */
+static int tcp_wait(struct srv_check *c, uint64_t now)
+{
+	if (now >= c->deadline) {
+		const struct tchk_step *st = &c->tcp->steps[c->step];
+		struct hchk_verdict v = { 0 };
+
+		v.status = st->act == TCHK_EXPECT ? st->tout_status : CHK_ST_L7TOUT;
+		tchk_timeout_desc(c->tcp, c->step, v.desc, sizeof(v.desc));
+		tcp_conclude(c, &v);
+		return 1;
+	}
+	task_set_expire(atomic_load(&c->task), c->deadline);
+	return 1;
+}
+
+/* A send step: its bytes go out; what the server said before is dropped,
+ * so that the next expect reads the answer to this. Returns 0 when sent,
+ * 1 when the check waits or is over. */
+static int tcp_send(struct srv_check *c, const struct tchk_step *st, uint64_t now)
+{
+	if (!c->step_sent) {
+		if (!c->tx.area && buf_alloc(&c->tx) < 0) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+			return 1;
+		}
+		if (st->len > buf_room(&c->tx)) {
+			check_conclude(c, CHK_ST_SOCKERR, 0, "tcp-check send: data larger than a buffer");
+			return 1;
+		}
+		memcpy(buf_tail(&c->tx), st->data, st->len);
+		c->tx.data += st->len;
+		c->step_sent = 1;
+		if (c->rx.area)
+			c->rx.head = c->rx.data = 0;
+	}
+	while (c->tx.data) {
+		if (conn_send(&c->c, &c->tx) >= 0)
+			continue;
+		if (c->c.flags & CONN_F_ERROR) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, c->c.err);
+			return 1;
+		}
+		return tcp_wait(c, now);
+	}
+	c->step_sent = 0;
+	return 0;
+}
+
+/* An expect step: reads (a bounded number of times) and judges. Returns
+ * 0 when the step passed, 1 when the check waits or is over. */
+static int tcp_expect(struct srv_check *c, const struct tchk_step *st, uint64_t now)
+{
+	struct hchk_verdict v;
+	int eof = 0, err = 0, reads = 0, rc;
+
+	if (!c->rx.area && buf_alloc(&c->rx) < 0) {
+		check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+		return 1;
+	}
+	buf_realign(&c->rx);
+	while (reads < CHK_READS_PER_RUN && (c->c.flags & CONN_F_RD_READY) &&
+	       c->rx.data < c->rx.size) {
+		ssize_t n = conn_recv(&c->c, &c->rx);
+
+		reads++;
+		if (n == 0) {
+			eof = 1;
+			break;
+		}
+		if (n < 0) {
+			err = (c->c.flags & CONN_F_ERROR) ? c->c.err : 0;
+			break;
+		}
+	}
+	rc = tchk_expect_eval(st, tchk_step_number(c->tcp, c->step), c->rx.area, c->rx.data,
+	                      eof || err || c->rx.data >= c->rx.size, &v);
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		tcp_conclude(c, &v);
+		return 1;
+	}
+	if (reads == CHK_READS_PER_RUN && (c->c.flags & CONN_F_RD_READY))
+		task_wakeup(atomic_load(&c->task), TASK_WOKEN_OTHER);
+	return tcp_wait(c, now);
+}
+
+static void tcp_progress(struct srv_check *c, uint64_t now)
+{
+	const struct tchk_rules *r = c->tcp;
+
+	for (int budget = TCP_STEPS_PER_RUN; budget > 0; budget--) {
+		const struct tchk_step *st;
+
+		if (c->step >= r->nsteps) {
+			struct hchk_verdict v;
+
+			tchk_success(r, c->rx.area, c->rx.area ? c->rx.data : 0, &v);
+			tcp_conclude(c, &v);
+			return;
+		}
+		st = &r->steps[c->step];
+		if ((st->act == TCHK_SEND && tcp_send(c, st, now)) ||
+		    (st->act == TCHK_EXPECT && tcp_expect(c, st, now)))
+			return;
+		c->step++;   /* done, or a connect: only the first one runs */
+	}
+	task_wakeup(atomic_load(&c->task), TASK_WOKEN_OTHER);   /* more steps: later */
+}
+
 static void check_progress(struct srv_check *c, uint64_t now)
 {
 	int st;
@@ -602,9 +733,16 @@ static void check_progress(struct srv_check *c, uint64_t now)
 	case CHK_SENDING:
 		if (check_send(c, now))
 			return;
+		if (c->phase == CHK_TCP) {
+			tcp_progress(c, now);
+			return;
+		}
 		/* fall through */
 	case CHK_READING:
 		check_read(c, now);
+		return;
+	case CHK_TCP:
+		tcp_progress(c, now);
 		return;
 	default:
 		return;
@@ -645,7 +783,8 @@ static int nb_checks;
 static int check_target(struct server *s, struct srv_check *c)
 {
 	const struct check_conf *cc = &s->chk;
-	int port = cc->port ? cc->port : addr_port(&s->addr.ss);
+	int tport = tchk_connect_port(c->tcp);
+	int port = tport ? tport : cc->port ? cc->port : addr_port(&s->addr.ss);
 
 	c->dst = cc->has_addr ? cc->addr : s->addr.ss;
 	c->dstlen = cc->has_addr ? cc->addrlen : s->addr.len;
@@ -660,7 +799,7 @@ static int check_target(struct server *s, struct srv_check *c)
 		return -2;
 	}
 	/* the server's own encapsulation, unless checked elsewhere (HAProxy) */
-	if (!cc->port && !cc->has_addr) {
+	if (!cc->port && !cc->has_addr && !tport) {
 		if (s->ssl && s->ssl->enabled) {
 			cfg_warning(s->conf_file, s->conf_line, "backend '%s': server '%s': health "
 			            "checks over TLS are not implemented yet; its checks are disabled "
@@ -669,7 +808,8 @@ static int check_target(struct server *s, struct srv_check *c)
 		}
 		c->send_proxy = s->send_proxy;
 	}
-	if (cc->send_proxy)
+	if (cc->send_proxy || (c->tcp && c->tcp->nsteps && c->tcp->steps[0].act == TCHK_CONNECT &&
+	                       c->tcp->steps[0].send_proxy))
 		c->send_proxy = s->send_proxy ? s->send_proxy : 1;
 	return 0;
 }
@@ -677,6 +817,7 @@ static int check_target(struct server *s, struct srv_check *c)
 static int check_setup_backend(struct proxy *be)
 {
 	const struct hchk_rules *http = NULL;
+	const struct tchk_rules *tcp = NULL;
 	int errors = 0;
 	char err[256];
 
@@ -689,6 +830,8 @@ static int check_setup_backend(struct proxy *be)
 		}
 		http = be->hchk;
 	}
+	if ((be->options & PX_O_TCPCHK) && be->tchk && be->tchk->nsteps)
+		tcp = be->tchk;
 	for (int i = 0; i < be->nsrv; i++) {
 		struct server *s = be->srv[i];
 		struct srv_check *c;
@@ -702,6 +845,7 @@ static int check_setup_backend(struct proxy *be)
 			errors++;
 			continue;
 		}
+		c->tcp = tcp;
 		rc = check_target(s, c);
 		if (rc < 0) {
 			free(c);

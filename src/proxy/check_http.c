@@ -197,6 +197,7 @@ static int kw_httpchk(KW_ARGS)
 		return errmsg_set(err, errlen, "out of memory.");
 	r->has_send = 1;
 	px->options |= PX_O_HTTPCHK;
+	px->options &= ~PX_O_TCPCHK;   /* the last check option wins */
 	if (nargs == 3)
 		return set_str(&r->uri, args[2]) < 0 ? errmsg_set(err, errlen, "out of memory.") : 0;
 	if (nargs >= 4 && (set_str(&r->meth, args[2]) < 0 || set_str(&r->uri, args[3]) < 0))

@@ -16,11 +16,21 @@
 #include <sluice/expr/acl.h>
 #include <sluice/http/errors.h>
 #include <sluice/proxy/check_http.h>
+#include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/http/comp.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
+
+/* the socket settings and `id` keywords (px_sock.c) register from a
+ * constructor: referencing them links them wherever proxies are */
+extern const int proxy_px_sock_anchor;
+__attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
+extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor;
+__attribute__((used)) static const int *const persist_anchor = &proxy_persist_cfg_anchor;
+__attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
 
 struct list proxies = LIST_HEAD_INIT(proxies);
 static struct list defaults_list = LIST_HEAD_INIT(defaults_list);
@@ -151,6 +161,9 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->redispatch_interval = def->redispatch_interval;
 	px->fullconn = def->fullconn;
 	px->lb_algo = def->lb_algo;
+	px->cli_so = def->cli_so;
+	px->srv_so = def->srv_so;
+	px->backlog = def->backlog;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
@@ -170,6 +183,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	}
 	server_copy_settings(px->defsrv, def->defsrv);
 	hchk_inherit(px, def);
+	tchk_inherit(px, def);
 	/* HTTP (http_cfg.c): scalars, then deep copies */
 	px->timeout_http_request = def->timeout_http_request;
 	px->timeout_http_keep_alive = def->timeout_http_keep_alive;
@@ -185,6 +199,13 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	if (def->errors && (px->errors = malloc(sizeof(*px->errors)))) {
 		http_errors_init(px->errors);
 		http_errors_copy(px->errors, def->errors, NULL, 0);
+	}
+	if (def->send_name_hdr && (px->cap & PX_CAP_BE))
+		px->send_name_hdr = strdup(def->send_name_hdr);
+	if (def->stats) {
+		/* shared until a `stats` line of the proxy makes it its own */
+		px->stats = def->stats;
+		px->stats->refcnt++;
 	}
 	if (px->cap & PX_CAP_FE) {
 		px->monitor_uri = def->monitor_uri ? strdup(def->monitor_uri) : NULL;

@@ -105,10 +105,10 @@ static void txn_init_msgs(struct http_txn *t)
 	memset(&t->req, 0, sizeof(t->req));
 	memset(&t->res, 0, sizeof(t->res));
 	t->req.hdrs = t->req_hdrs;
-	t->req.maxhdrs = HTTP_MAX_HDRS_DEFAULT - 1;
+	t->req.maxhdrs = global.http_maxhdr - 1;   /* the start line counts */
 	t->req.is_request = 1;
 	t->res.hdrs = t->res_hdrs;
-	t->res.maxhdrs = HTTP_MAX_HDRS_DEFAULT - 1;
+	t->res.maxhdrs = global.http_maxhdr - 1;
 }
 
 static void txn_start(struct stream *s)
@@ -177,10 +177,14 @@ int http_stream_start(struct stream *s)
 
 /* ---- the client's input ---- */
 
-/* The head limit, as HAProxy's tune.bufsize minus tune.maxrewrite. */
+/* The head limit, as HAProxy's tune.bufsize minus tune.maxrewrite: the
+ * reserve above matches HAProxy's sizes at its default maxrewrite (1024),
+ * a larger or smaller one moves the limit as much. */
 static size_t max_head(const struct stream *s)
 {
-	return (size_t)global.bufsize - HTTP_RESERVE;
+	long lim = (long)global.bufsize - HTTP_RESERVE - (global.maxrewrite - 1024);
+
+	return lim > 1024 ? (size_t)lim : 1024;
 }
 
 /* ---- the client side's mux: HTTP/1 (s->cli_m) or an HTTP/2 stream ---- */
@@ -1554,6 +1558,7 @@ static void stream_next_txn(struct stream *s)
 	s->srv_queue_len = s->be_queue_len = 0;
 	s->has_hkey = 0;
 	s->persist_srv = NULL;
+	s->force_persist = 0;
 	s->svc_log_name = NULL;
 	s->accept_us = stream_wall_us();
 	s->accept_ms = now_ms();

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
@@ -172,6 +173,50 @@ void http_reply_start(struct stream *s, int status, const struct http_reply *r, 
 		CNT_INC(s->fe->fe_cnt.intercepted);
 }
 
+/* Drops every "<name>:" header line of the HTTP/1 head at the start of
+ * <b>, and adds "<line>\r\n" at its end. Returns 0, or -1 without room. */
+static int head_replace_header(struct buffer *b, const char *name, const char *line)
+{
+	size_t nlen = strlen(name), llen = strlen(line);
+	char *p = b->area, *end = b->area + b->data, *eol;
+
+	p = memchr(p, '\n', (size_t)(end - p));   /* past the status line */
+	if (!p)
+		return -1;
+	for (p++; p < end && *p != '\r' && *p != '\n'; p = eol + 1) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			return -1;
+		if ((size_t)(eol - p) > nlen && p[nlen] == ':' && strncasecmp(p, name, nlen) == 0) {
+			size_t cut = (size_t)(eol + 1 - p);
+
+			memmove(p, eol + 1, (size_t)(end - eol - 1));
+			b->data -= cut;
+			end -= cut;
+			eol = p - 1;
+		}
+	}
+	if (p >= end || b->data + llen + 2 > b->size)
+		return -1;
+	memmove(p + llen + 2, p, (size_t)(end - p));
+	memcpy(p, line, llen);
+	memcpy(p + llen, "\r\n", 2);
+	b->data += llen + 2;
+	return 0;
+}
+
+void http_reply_auth(struct stream *s, const char *realm)
+{
+	char line[512];
+
+	http_reply_start(s, 401, NULL, 'L', 'R');
+	if (s->st == SST_CLOSED)
+		return;
+	snprintf(line, sizeof(line), "www-authenticate: Basic realm=\"%s\"", realm);
+	if (head_replace_header(&s->res, "www-authenticate", line) < 0)
+		s->st = SST_CLOSED;   /* no room in an oversized errorfile: close */
+}
+
 int http_stream_abort(struct stream *s, char a, char b)
 {
 	struct http_txn *t = s->txn;
@@ -217,8 +262,8 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 	s->res.head = s->res.data = 0;
 	n = snprintf(s->res.area, s->res.size,
 	             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
-	             "content-length: %zu\r\n\r\n", rep->status, http_status_reason(rep->status),
-	             rep->content_type, rep->len);
+	             "content-length: %zu\r\n%s\r\n", rep->status, http_status_reason(rep->status),
+	             rep->content_type, rep->len, rep->extra_hdrs);
 	if (n < 0 || (size_t)n >= s->res.size)
 		return -1;
 	s->res.data = (size_t)n;
@@ -228,17 +273,21 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 void http_service_start(struct stream *s, const char *name)
 {
 	const struct act_service *as = act_service_find(name);
-	const struct http_service *svc;
-	struct http_txn *t = s->txn;
-	struct svc_reply rep = { 0 };
-	int rc;
 
 	if (!as) {
 		http_reply_start(s, 503, NULL, 'P', 'R');
 		return;
 	}
 	/* every service is registered through http_service_register() */
-	svc = list_elem(as, struct http_service, as);
+	http_service_run(s, list_elem(as, struct http_service, as));
+}
+
+void http_service_run(struct stream *s, const struct http_service *svc)
+{
+	struct http_txn *t = s->txn;
+	struct svc_reply rep = { 0 };
+	int rc;
+
 	http_service_release(s);
 	/* HAProxy compresses what its services answer: the request's side of
 	 * the negotiation happens here, the rules having stopped */

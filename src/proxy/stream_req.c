@@ -24,6 +24,7 @@
 #include <sluice/http/mux_h2.h>
 #include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
+#include <sluice/mgmt/stats_page.h>
 #include <sluice/net/addr.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
@@ -38,7 +39,7 @@ static uint64_t now_ms(void)
 static void copy_request_line(struct http_txn *t)
 {
 	const struct http_msg *m = &t->req;
-	size_t n = 0, max = sizeof(t->uri_copy) - 1;
+	size_t n = 0, max = (size_t)global.http_logurilen;   /* <= TXN_URI_MAX */
 	const struct ist parts[3] = { m->method, m->uri, m->version };
 
 	for (int i = 0; i < 3 && n < max; i++) {
@@ -162,6 +163,13 @@ int http_request_emit(struct stream *s)
 	struct http_msg *m = &t->req;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 
+	/* http-send-name-header: the server of this attempt, set as the
+	 * request leaves (a retry elsewhere sets it again) */
+	if (s->be->send_name_hdr && s->srv &&
+	    http_hdr_set(&t->req_edit, (struct ist){ s->be->send_name_hdr,
+	                                             strlen(s->be->send_name_hdr) },
+	                 (struct ist){ s->srv->name, strlen(s->srv->name) }) < 0)
+		return -1;
 	if (s->h2bs)
 		return request_emit_h2(s);   /* 0, 1 (not yet), -2, -3 */
 
@@ -254,6 +262,13 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		send_100_continue(s);
 		return 0;
 	case ACT_V_DENY:
+		if (env.auth) {
+			/* the default realm: the proxy's name, or the stats page's */
+			http_reply_auth(s, env.auth_realm ? env.auth_realm :
+			                px->stats && rules == &px->stats->rules ? STATS_DEFAULT_REALM :
+			                px->name);
+			return 0;
+		}
 		CNT_INC(s->fe->fe_cnt.denied_req);
 		if (s->be && s->be != s->fe)
 			CNT_INC(s->be->be_cnt.denied_req);
@@ -334,7 +349,59 @@ struct proxy *stream_choose_backend(struct stream *s)
 	return (fe->cap & PX_CAP_BE) ? fe : NULL;
 }
 
-enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_BACKEND, ANA_BE_RULES, ANA_DONE };
+enum { ANA_TCP = 0, ANA_MONITOR, ANA_FE_RULES, ANA_FE_STATS, ANA_BACKEND, ANA_BE_RULES,
+       ANA_BE_STATS, ANA_DONE };
+
+static struct http_service stats_service = {
+	.as = { .name = "<stats page>" },
+	.log_name = "<STATS>",
+	.produce = stats_page_produce,
+};
+
+/* Whether a `stats admin` condition of <sp> grants the admin level. */
+static int stats_admin_granted(struct stream *s, const struct stats_page *sp)
+{
+	struct smp_ctx c;
+
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (const struct stats_admin_rule *r = sp->admin; r; r = r->next)
+		if (acl_cond_eval(r->cond, &c) == ACL_TEST_PASS)
+			return 1;
+	return 0;
+}
+
+/* After <px>'s http-request rules, as HAProxy: a request for its stats page
+ * goes through the page's own rules (stats http-request, stats auth), gets
+ * the admin level if a `stats admin` condition matches, and the page
+ * answers it; an admin POST waits for its body first. Returns 1 when the
+ * request is not for the page, 0 when it was answered or waits. */
+static int stats_step(struct stream *s, struct proxy *px, int final)
+{
+	struct http_txn *t = s->txn;
+	struct stats_page *sp = px->stats;
+
+	if (t->stats_px != px) {
+		if (!sp || !stats_page_match(sp, &t->req))
+			return 1;
+		t->stats_px = px;
+	}
+	if (!t->stats_rules_done) {
+		if (!run_req_rules(s, px, &sp->rules, ACT_HTTP_REQ, final))
+			return 0;
+		t->stats_rules_done = 1;
+		t->stats_admin = stats_admin_granted(s, sp);
+	}
+	if (t->req.meth == HTTP_METH_POST && t->stats_admin && !final && !t->req_body.done &&
+	    buf_room(&s->req)) {
+		s->st = SST_HTTP_BODY_WAIT;
+		s->http_exp = tick_add_ifset(now_ms(), http_first_set(s->fe->timeout_http_request,
+		                                                      s->fe->timeout_client));
+		return 0;
+	}
+	http_service_run(s, &stats_service);
+	return 0;
+}
 
 static int monitor_hit(const struct stream *s)
 {
@@ -357,10 +424,49 @@ static int monitor_hit(const struct stream *s)
 	return target.len == l && memcmp(target.ptr, mu, l) == 0;
 }
 
+/* Whether one of the conditions <conds> holds for the request. */
+static int any_cond(struct stream *s, struct acl_cond **conds, int n)
+{
+	struct smp_ctx c;
+
+	if (!n)
+		return 0;
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (int i = 0; i < n; i++)
+		if (acl_cond_eval(conds[i], &c) == ACL_TEST_PASS)
+			return 1;
+	return 0;
+}
+
+/* The first force-persist or ignore-persist rule of the backend that
+ * matches: 1 force, -1 ignore, 0 none. */
+static int persist_rule(struct stream *s)
+{
+	const struct proxy *be = s->be;
+	struct smp_ctx c;
+
+	if (!be->npersist_rules)
+		return 0;
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	c.final = 1;
+	for (int i = 0; i < be->npersist_rules; i++)
+		if (acl_cond_eval(be->persist_rules[i].cond, &c) == ACL_TEST_PASS)
+			return be->persist_rules[i].force ? 1 : -1;
+	return 0;
+}
+
+/* Whether a `monitor fail` condition of the frontend holds. */
+static int monitor_failed(struct stream *s)
+{
+	return any_cond(s, s->fe->monitor_fail, s->fe->nmonitor_fail);
+}
+
 /* The request analysis steps, resumable after a rule yielded. */
 void http_analyze(struct stream *s, int final)
 {
 	struct http_txn *t = s->txn;
+	int persist;
 
 	switch (t->ana_step) {
 	case ANA_TCP:
@@ -371,13 +477,18 @@ void http_analyze(struct stream *s, int final)
 	case ANA_MONITOR:
 		if (monitor_hit(s)) {
 			t->flags |= TX_F_MONITOR;
-			http_reply_start(s, 200, NULL, '-', '-');
+			http_reply_start(s, monitor_failed(s) ? 503 : 200, NULL, '-', '-');
 			return;
 		}
 		t->ana_step = ANA_FE_RULES;
 		/* fall through */
 	case ANA_FE_RULES:
 		if (!run_req_rules(s, s->fe, &s->fe->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		t->ana_step = ANA_FE_STATS;
+		/* fall through */
+	case ANA_FE_STATS:
+		if (!stats_step(s, s->fe, final))
 			return;
 		t->ana_step = ANA_BACKEND;
 		/* fall through */
@@ -398,6 +509,11 @@ void http_analyze(struct stream *s, int final)
 		if (s->be != s->fe &&
 		    !run_req_rules(s, s->be, &s->be->http_req_rules, ACT_HTTP_REQ, final))
 			return;
+		t->ana_step = ANA_BE_STATS;
+		/* fall through */
+	case ANA_BE_STATS:
+		if (s->be != s->fe && !stats_step(s, s->be, final))
+			return;
 		t->ana_step = ANA_DONE;
 		/* fall through */
 	default:
@@ -410,7 +526,14 @@ void http_analyze(struct stream *s, int final)
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
-	if (s->be->cookie_name) {
+	persist = persist_rule(s);
+	s->force_persist = persist > 0;
+	if (s->be->cookie_name && persist < 0) {
+		/* ignore-persist: the cookie is read (and kept), not followed */
+		http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term, &t->ck);
+		t->cookie_term[0] = 0;
+	} else if (s->be->cookie_name) {
+		t->ck.force = s->force_persist || (s->be->options & PX_O_PERSIST);
 		s->persist_srv = http_cookie_server_ex(s->be, &t->req, &t->req_edit, t->cookie_term,
 		                                       &t->ck);
 		t->srv_from_cookie = s->persist_srv != NULL;

@@ -40,6 +40,11 @@ struct global {
 	int daemon;
 	char *pidfile;
 	int bufsize;            /* tune.bufsize */
+	int maxrewrite;         /* tune.maxrewrite (global_tune.c) */
+	int http_maxhdr;        /* tune.http.maxhdr */
+	int http_cookielen;     /* tune.http.cookielen */
+	int http_logurilen;     /* tune.http.logurilen */
+	int noreuseport;        /* noreuseport: one listening socket for all threads */
 	int maxpollevents;      /* tune.maxpollevents */
 	int runqueue_depth;     /* tune.runqueue-depth */
 	int maxaccept;          /* tune.maxaccept */

@@ -470,6 +470,12 @@ int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
 int sample_expr_eval(const struct sample_expr *expr, struct smp_ctx *ctx,
                      struct sample *smp);
 
+/* The user and password of the request's Basic Authorization header,
+ * decoded into <smp>'s trash (both point there). Returns 1, or 0 when there
+ * are none (SMP_F_MAY_CHANGE set if the request is not parsed yet). */
+int smp_http_basic_creds(struct smp_ctx *ctx, struct sample *smp, struct ist *user,
+                         struct ist *pass);
+
 /* Convenience: evaluates and casts to <type>. Returns 1 or 0. */
 int sample_expr_eval_as(const struct sample_expr *expr, struct smp_ctx *ctx,
                         enum smp_type type, struct sample *smp);

@@ -105,6 +105,8 @@ struct act_env {
 	                              * read a PROXY header before anything else */
 	const char *switch_proto;    /* SWITCH_HTTP: "h1", "h2" or NULL (guess) */
 	int strict_off;              /* internal: strict-mode off in effect */
+	int auth;                    /* DENY of `auth`: a 401 with a Basic challenge */
+	const char *auth_realm;      /* its realm, NULL: the default one */
 };
 
 /* Bits of act_kw.sets */
@@ -198,6 +200,11 @@ const char *act_ruleset_name(enum act_ruleset set);
  * and other front-ends may too.) */
 int act_rule_parse(struct proxy *px, enum act_ruleset set, char **args, int nargs,
                    const char *file, int line, char *err, size_t errlen);
+/* The same, the rule appended to <into> (a list of its own, such as the
+ * `stats http-request` rules) instead of the proxy's list. */
+int act_rule_parse_into(struct proxy *px, enum act_ruleset set, struct list *into,
+                        char **args, int nargs, const char *file, int line, char *err,
+                        size_t errlen);
 
 /* Services for use-service: a name today, the applet to run later. */
 struct act_service {

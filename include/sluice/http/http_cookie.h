@@ -50,6 +50,8 @@ struct http_cookie_state {
 	uint32_t now;          /* in: wall clock (s) of the transaction; 0: read it */
 	uint32_t first_date;   /* the request cookie's first date (s), 0 none */
 	uint32_t last_date;    /* its last-seen date (s), 0 none */
+	int force;             /* in: persistence forced (force-persist, option
+	                        * persist): a DOWN or maintenance server is chosen */
 };
 
 /* Request: the server the cookie designates (NULL if none or unusable);

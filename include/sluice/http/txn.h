@@ -72,7 +72,7 @@ struct http_txn {
 	struct http_hdr res_hdrs[TXN_HDRS_CAP];
 	char req_arena[TXN_ARENA_SIZE];
 	char res_arena[TXN_ARENA_SIZE];
-	char uri_copy[TXN_URI_MAX];  /* request line, for logs (%r %HM %HU %HV);
+	char uri_copy[TXN_URI_MAX + 1]; /* request line, for logs (%r %HM %HU %HV);
 	                              * valid up to uri_copy_len (not cleared) */
 	/* everything from here on is cleared for each transaction */
 	struct txn_body req_body, res_body;
@@ -113,6 +113,9 @@ struct http_txn {
 	int comp_algo;
 	int comp_on;
 	struct comp_ctx *comp;
+	const struct proxy *stats_px; /* the proxy whose stats page answers, or NULL */
+	int stats_admin;             /* its `stats admin` condition matched */
+	int stats_rules_done;        /* its `stats http-request` rules ran */
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;

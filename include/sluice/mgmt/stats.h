@@ -57,6 +57,11 @@ void stats_row_backend(struct stat_row *r, struct proxy *be);
 void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, int level);
 void stats_row_free(struct stat_row *r);
 
+/* CSV as `show stat` prints it: the header line, and one row (freed). */
+struct cli_out;
+void stats_csv_header(struct cli_out *out);
+void stats_csv_row(struct cli_out *out, struct stat_row *r);
+
 /* Process figures of `show info`: seconds since start, and the tasks
  * waiting in every thread's run queues. */
 uint64_t stats_uptime_sec(void);

@@ -78,6 +78,22 @@ ssize_t conn_send_bytes(struct conn *c, const void *p, size_t len);
 /* Starts a non-blocking connect to <dst>. Returns 0 (in progress or done)
  * or -1 with errno. */
 int  conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len);
+
+/* Socket options of one side of a proxy (option tcpka, nolinger, source...). */
+struct conn_sockopts {
+	int keepalive;                 /* SO_KEEPALIVE */
+	int ka_cnt, ka_idle, ka_intvl; /* TCP_KEEPCNT, TCP_KEEPIDLE, TCP_KEEPINTVL
+	                                * (seconds); 0: the kernel's */
+	int nolinger;                  /* close with a reset */
+	int smart;                     /* tcp-smart-connect: no quick ACK */
+	struct sockaddr_storage src;   /* source: bind there first (ss_family 0: no) */
+	socklen_t srclen;
+};
+/* conn_connect() with the options of <o> (may be NULL). */
+int  conn_connect_opts(struct conn *c, const struct sockaddr_storage *dst, socklen_t len,
+                       const struct conn_sockopts *o);
+/* The options of <o> that apply to an established socket <fd>. */
+void conn_apply_sockopts(int fd, const struct conn_sockopts *o);
 /* tune.rcvbuf.* / tune.sndbuf.* on socket <fd> (0: leave the kernel's). */
 void conn_set_bufs(int fd, int rcvbuf, int sndbuf);
 /* Advances the transport's handshake on an accepted connection (TLS): 0

@@ -11,12 +11,19 @@
 #include <sluice/core/lock.h>
 #include <sluice/core/log.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/conn.h>
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
 
 struct acl_list;
 struct http_errors;
+struct stats_page;
+struct persist_rule {
+	struct acl_cond *cond;
+	int force;                  /* 1 force-persist, 0 ignore-persist */
+};
 struct hchk_rules;
+struct tchk_rules;
 
 struct server;
 struct listener;
@@ -47,6 +54,11 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_LOG_HCHK          0x20000 /* option log-health-checks */
 #define PX_O_HTTPCHK           0x40000 /* option httpchk (rules: px->hchk) */
 #define PX_O_DISABLE404        0x80000 /* http-check disable-on-404 */
+#define PX_O_TCPCHK            0x100000 /* option tcp-check or a protocol check
+                                         * (rules: px->tchk) */
+#define PX_O_PERSIST           0x200000 /* option persist */
+#define PX_O_PREFER_LAST       0x400000 /* option prefer-last-server */
+#define PX_O_ABORTONCLOSE      0x800000 /* option abortonclose */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
@@ -167,6 +179,11 @@ struct proxy {
 	char *conf_file;
 	int conf_line;
 	int disabled;
+	int custom_id;              /* `id`: uuid set by the configuration */
+	/* socket options (px_sock.c): client side (frontend), server side
+	 * (backend), and the listen backlog of bind lines without their own */
+	struct conn_sockopts cli_so, srv_so;
+	int backlog;
 
 	/* settings inherited from a defaults section */
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;
@@ -222,6 +239,8 @@ struct proxy {
 	 * the defaults section until the proxy has a rule of its own */
 	struct hchk_rules *hchk;
 	int hchk_owned;
+	struct tchk_rules *tchk;    /* tcp-check rules (check_tcp.c), maybe the defaults' */
+	int tchk_owned;
 
 	struct proxy *defaults;     /* the defaults it inherited */
 
@@ -246,6 +265,14 @@ struct proxy {
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */
 	struct http_errors *errors; /* errorfile & co (NULL: built-in pages only) */
 	char *monitor_uri;
+	struct acl_cond **monitor_fail; /* `monitor fail` conditions (any: 503) */
+	int nmonitor_fail;
+	char *send_name_hdr;        /* http-send-name-header, or NULL */
+	struct persist_rule *persist_rules;  /* force-persist, ignore-persist, in
+	                                      * order: the first match decides */
+	int npersist_rules;
+	struct stats_page *stats;   /* stats enable/uri/auth...: the HTTP stats page
+	                             * (src/mgmt/stats_page.c), or NULL */
 	struct px_fwd_hdr fwdfor, origto;
 	char *unique_id_fmt_str;
 	char *unique_id_fmt_file;   /* where unique_id_fmt_str was written (own copy) */

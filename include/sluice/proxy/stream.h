@@ -109,6 +109,7 @@ struct stream {
 	uint32_t hkey;             /* hash key for balance uri|url_param|hdr */
 	int has_hkey;
 	struct server *persist_srv; /* server designated by a persistence cookie */
+	int force_persist;         /* force-persist matched: persist_srv even DOWN */
 	struct list *tcp_resume;   /* tcp-request content rule to resume at */
 	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
 	/* use-service (HTTP): the body a service produced, sent from this
@@ -138,6 +139,7 @@ struct svc_reply {
 	const char *content_type;
 	char *body;                /* malloc'ed, handed over to the stream */
 	size_t len;
+	char extra_hdrs[512];      /* more header lines ("name: value\r\n"...) */
 };
 
 struct http_service {

@@ -104,9 +104,15 @@ void http_count_status(struct stream *s, int status);
 int  http_reply_prepare(struct stream *s, int status, const struct http_reply *r);
 /* Answers the request locally (termination state <a><b> if none yet). */
 void http_reply_start(struct stream *s, int status, const struct http_reply *r, char a, char b);
+/* http-request auth: the proxy's 401 page, its WWW-Authenticate headers
+ * replaced by a Basic challenge for <realm>. */
+void http_reply_auth(struct stream *s, const char *realm);
 /* use-service <name>: the service answers the request (its head in the
  * response buffer, its body in s->svc_body). */
 void http_service_start(struct stream *s, const char *name);
+/* The same for a service that use-service does not name (the stats page). */
+struct http_service;
+void http_service_run(struct stream *s, const struct http_service *svc);
 /* Moves the next bytes of the service's body into the response buffer;
  * returns 1 if some moved. */
 int  http_service_feed(struct stream *s, struct buffer *dst);
