@@ -35,7 +35,8 @@ F(status); F(req_cook); F(res_cook); F(req_cook_cnt); F(res_cook_cnt);
 F(req_cook_val); F(url_param); F(urlp_val); F(req_body); F(req_body_len);
 F(req_body_size); F(res_body); F(res_body_len); F(first_req); F(proto_http);
 F(auth_type); F(auth_user); F(auth_pass); F(auth_bearer); F(base32); F(base32_src);
-F(url32); F(url32_src); F(url_ip); F(url_port); F(body_param);
+F(url32); F(url32_src); F(url_ip); F(url_port); F(body_param); F(res_cook_val);
+F(cookie);
 #undef F
 
 #define HRQ SMP_USE_HRQHV
@@ -100,6 +101,11 @@ static const struct smp_fetch_kw http_fetches[] = {
 	{ "res.body_len", smp_fetch_res_body_len, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_HRSBO },
 	{ "http_first_req", smp_fetch_first_req,  { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRQHP },
 	{ "req.proto_http", smp_fetch_proto_http, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRQHP },
+	{ "req_proto_http", smp_fetch_proto_http, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRQHP },
+	{ "res.cook_val", smp_fetch_res_cook_val, { ARGT_STR }, 0, NULL, SMP_T_SINT, HRS },
+	{ "scook_val",    smp_fetch_res_cook_val, { ARGT_STR }, 0, NULL, SMP_T_SINT, HRS },
+	/* deprecated: the request's cookie, or the response's once it is there */
+	{ "cookie",       smp_fetch_cookie,       { ARGT_STR }, 0, NULL, SMP_T_STR, HRQ },
 	{ "http_auth_type", smp_fetch_auth_type,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "http_auth_user", smp_fetch_auth_user,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
 	{ "http_auth_pass", smp_fetch_auth_pass,  { 0 }, 0, NULL, SMP_T_STR, HRQ },
@@ -705,6 +711,18 @@ static int smp_fetch_req_cook_val(const struct smp_args *args, struct sample *sm
 	int ret = fetch_cook(args, smp, ctx, 0);
 
 	return ret > 0 ? smp_cast(smp, SMP_T_SINT) : ret;
+}
+
+static int smp_fetch_res_cook_val(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	int ret = fetch_cook(args, smp, ctx, 1);
+
+	return ret > 0 ? smp_cast(smp, SMP_T_SINT) : ret;
+}
+
+static int smp_fetch_cookie(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	return fetch_cook(args, smp, ctx, ctx->dir == SMP_DIR_RES);
 }
 
 /* ------------------------------------------------------------------ URL parameters */

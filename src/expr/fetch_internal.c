@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
@@ -96,6 +98,54 @@ static const struct smp_fetch_kw internal_fetches[] = {
 	{ NULL }
 };
 SMP_REGISTER_FETCHES(internal_fetches)
+
+static int smp_fetch_addr_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_port_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_is_local(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_be_conn_free(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_srv_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_stream_int(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_date_us(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_fe_defbe(const struct smp_args *, struct sample *, struct smp_ctx *);
+
+#define P(v) ((const void *)(intptr_t)(v))
+
+/* Connection addresses under their HAProxy 2.6 names (fc_*: the client
+ * connection, bc_*: the server connection), server figures, and integer
+ * facts of the stream; <priv> says which. */
+static const struct smp_fetch_kw conn_fetches[] = {
+	{ "fc_src",      smp_fetch_addr_kw, { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_L4CLI, P(SMP_ADDR_CLI_SRC) },
+	{ "fc_dst",      smp_fetch_addr_kw, { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
+	{ "fc_src_port", smp_fetch_port_kw, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI, P(SMP_ADDR_CLI_SRC) },
+	{ "fc_dst_port", smp_fetch_port_kw, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
+	{ "bc_src",      smp_fetch_addr_kw, { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_SRV, P(SMP_ADDR_SRV_SRC) },
+	{ "bc_dst",      smp_fetch_addr_kw, { 0 }, 0, NULL, SMP_T_ADDR, SMP_USE_SRV, P(SMP_ADDR_SRV_DST) },
+	{ "bc_src_port", smp_fetch_port_kw, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_SRV, P(SMP_ADDR_SRV_SRC) },
+	{ "bc_dst_port", smp_fetch_port_kw, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_SRV, P(SMP_ADDR_SRV_DST) },
+	{ "src_is_local",    smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_SRC) },
+	{ "fc_src_is_local", smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_SRC) },
+	{ "dst_is_local",    smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
+	{ "fc_dst_is_local", smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
+	{ "be_conn_free", smp_fetch_be_conn_free, { ARGT_BE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN },
+	{ "srv_conn_free", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_CONN_FREE) },
+	{ "srv_weight",  smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_WEIGHT) },
+	{ "srv_iweight", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_IWEIGHT) },
+	{ "srv_uweight", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_UWEIGHT) },
+	{ "dst_conn",    smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI, P(SMP_SI_DST_CONN) },
+	{ "fe_client_timeout", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L5, P(SMP_SI_FE_CLIENT_TIMEOUT) },
+	{ "be_server_timeout", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_BE, P(SMP_SI_BE_SERVER_TIMEOUT) },
+	{ "be_tunnel_timeout", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_BE, P(SMP_SI_BE_TUNNEL_TIMEOUT) },
+	{ "cur_server_timeout", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_BE, P(SMP_SI_CUR_SERVER_TIMEOUT) },
+	{ "cur_tunnel_timeout", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_BE, P(SMP_SI_CUR_TUNNEL_TIMEOUT) },
+	{ "prio_class",  smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SI_PRIO_CLASS) },
+	{ "prio_offset", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SI_PRIO_OFFSET) },
+	{ "fc_http_major", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_L4CLI, P(SMP_SI_FC_HTTP_MAJOR) },
+	{ "bc_http_major", smp_fetch_stream_int, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_SRV, P(SMP_SI_BC_HTTP_MAJOR) },
+	{ "date_us",     smp_fetch_date_us, { 0 }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN },
+	{ "fe_defbe",    smp_fetch_fe_defbe, { 0 }, 0, NULL, SMP_T_STR, SMP_USE_L5 },
+	{ NULL }
+};
+SMP_REGISTER_FETCHES(conn_fetches)
 
 static int smp_conv_nbsrv(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx);
 static int smp_conv_srv_queue(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx);
@@ -779,3 +829,91 @@ static int smp_conv_srv_queue(const struct smp_args *args, struct sample *smp, s
 	smp_set_sint(smp, v);
 	return 1;
 }
+
+/* ---- conn_fetches ---- */
+
+static int smp_fetch_addr_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	return fetch_addr(smp, ctx, (enum smp_addr_kind)(intptr_t)args->kw_priv);
+}
+
+static int smp_fetch_port_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	return fetch_port(smp, ctx, (enum smp_addr_kind)(intptr_t)args->kw_priv);
+}
+
+/* Whether the address is one of this host's: it can be bound (port 0),
+ * as HAProxy decides. A socket per evaluation: a rare, operator-chosen
+ * test, not one for every request of a busy frontend. */
+static int smp_fetch_is_local(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, ok;
+
+	if (!ctx->ops || !ctx->ops->addr ||
+	    !ctx->ops->addr(ctx, (enum smp_addr_kind)(intptr_t)args->kw_priv, &ss))
+		return 0;
+	if (ss.ss_family == AF_INET) {
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+		len = sizeof(struct sockaddr_in);
+	} else if (ss.ss_family == AF_INET6) {
+		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+		len = sizeof(struct sockaddr_in6);
+	} else
+		return 0;
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	ok = bind(fd, (struct sockaddr *)&ss, len) == 0;
+	close(fd);
+	smp_set_bool(smp, ok);
+	return 1;
+}
+
+static int smp_fetch_be_conn_free(const struct smp_args *args, struct sample *smp,
+                                  struct smp_ctx *ctx)
+{
+	return fetch_be(args, smp, ctx, SMP_BE_CONN_FREE);
+}
+
+static int smp_fetch_srv_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	return fetch_srv(args, smp, ctx, (enum smp_srv_metric)(intptr_t)args->kw_priv);
+}
+
+static int smp_fetch_stream_int(const struct smp_args *args, struct sample *smp,
+                                struct smp_ctx *ctx)
+{
+	int64_t v;
+
+	if (!ctx->ops || !ctx->ops->stream_int ||
+	    !ctx->ops->stream_int(ctx, (enum smp_stream_int)(intptr_t)args->kw_priv, &v))
+		return 0;
+	smp_set_sint(smp, v);
+	return 1;
+}
+
+static int smp_fetch_date_us(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	struct timespec ts;
+	int64_t us = ctx->now_us;
+
+	if (!us) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	}
+	smp_set_sint(smp, us % 1000000);
+	return 1;
+}
+
+static int smp_fetch_fe_defbe(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	const char *n;
+
+	if (!ctx->ops || !ctx->ops->name || !ctx->ops->name(ctx, SMP_NAME_FE_DEFBE, &n) || !n)
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, n, strlen(n));
+	return 1;
+}
+

@@ -106,6 +106,9 @@ static int ops_name(const struct smp_ctx *ctx, enum smp_name_kind which, const c
 	case SMP_NAME_LISTENER:
 		*out = s->lst && s->lst->bc->name ? s->lst->bc->name : NULL;
 		return *out != NULL;
+	case SMP_NAME_FE_DEFBE:
+		*out = s->fe->defbe ? s->fe->defbe->name : NULL;
+		return *out != NULL;
 	}
 	return 0;
 }
@@ -173,6 +176,28 @@ static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
 		}
 		n = m == SMP_BE_QUEUE ? q : (n ? (q + n - 1) / n : q);
 		break;
+	case SMP_BE_CONN_FREE: {
+		/* free slots of the usable active servers (the backup ones when
+		 * no active one is usable); -1 when one has no limit */
+		int act = 0;
+
+		for (int i = 0; i < be->nsrv; i++)
+			act |= !be->srv[i]->backup && srv_is_usable(be->srv[i]);
+		for (int i = 0; i < be->nsrv; i++) {
+			struct server *sv = be->srv[i];
+			int mc = atomic_load(&sv->maxconn);
+
+			if (!srv_is_usable(sv) || (sv->backup && act))
+				continue;
+			if (!mc) {
+				*out = -1;
+				return 1;
+			}
+			if (mc > atomic_load(&sv->served))
+				n += mc - atomic_load(&sv->served);
+		}
+		break;
+	}
 	case SMP_BE_CONNSLOTS:
 		for (int i = 0; i < be->nsrv; i++) {
 			struct server *sv = be->srv[i];
@@ -217,8 +242,72 @@ static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_ar
 	case SMP_SRV_IS_UP:
 		*out = srv_is_usable(sv);
 		break;
+	case SMP_SRV_CONN_FREE: {
+		int mc = atomic_load(&sv->maxconn), cur = atomic_load(&sv->served);
+
+		*out = !mc ? -1 : mc > cur ? mc - cur : 0;
+		break;
+	}
+	case SMP_SRV_WEIGHT:
+		*out = srv_lb_weight(sv);
+		break;
+	case SMP_SRV_IWEIGHT:
+		*out = sv->iweight;
+		break;
+	case SMP_SRV_UWEIGHT:
+		*out = atomic_load(&sv->uweight);
+		break;
 	}
 	return 1;
+}
+
+static int ops_stream_int(const struct smp_ctx *ctx, enum smp_stream_int which, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+	const struct proxy *be = cur_backend(s);
+
+	switch (which) {
+	case SMP_SI_DST_CONN:
+		if (!s->lst)
+			return 0;
+		*out = atomic_load(&s->lst->nbconn);
+		return 1;
+	case SMP_SI_FE_CLIENT_TIMEOUT:
+		*out = s->fe->timeout_client;
+		return 1;
+	case SMP_SI_BE_SERVER_TIMEOUT:
+	case SMP_SI_CUR_SERVER_TIMEOUT:
+		if (!be)
+			return 0;
+		*out = which == SMP_SI_CUR_SERVER_TIMEOUT && s->txn && s->txn->srv_timeout_ms ?
+		       s->txn->srv_timeout_ms : be->timeout_server;
+		return 1;
+	case SMP_SI_BE_TUNNEL_TIMEOUT:
+	case SMP_SI_CUR_TUNNEL_TIMEOUT:
+		if (!be)
+			return 0;
+		/* the current one is set-timeout's only, 0 otherwise (HAProxy) */
+		*out = which == SMP_SI_CUR_TUNNEL_TIMEOUT ?
+		       (s->txn ? s->txn->tunnel_timeout_ms : 0) : be->timeout_tunnel;
+		return 1;
+	case SMP_SI_PRIO_CLASS:
+		*out = s->prio_class;
+		return 1;
+	case SMP_SI_PRIO_OFFSET:
+		*out = s->prio_offset_ms;
+		return 1;
+	case SMP_SI_FC_HTTP_MAJOR:
+		if (!s->txn)
+			return 0;
+		*out = s->h2s ? 2 : 1;
+		return 1;
+	case SMP_SI_BC_HTTP_MAJOR:
+		if (!s->txn || !s->srv)
+			return 0;
+		*out = s->h2bs ? 2 : 1;
+		return 1;
+	}
+	return 0;
 }
 
 int stream_unique_id(struct smp_ctx *ctx, struct ist *out)
@@ -263,6 +352,7 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
 	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
+	.stream_int = ops_stream_int,
 };
 
 /* What req.body / res.body see of a message whose head is parsed: the

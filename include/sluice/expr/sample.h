@@ -254,11 +254,26 @@ enum smp_dir { SMP_DIR_REQ = 0, SMP_DIR_RES = 1 };
 
 enum smp_addr_kind { SMP_ADDR_CLI_SRC, SMP_ADDR_CLI_DST, SMP_ADDR_SRV_SRC,
                      SMP_ADDR_SRV_DST };
-enum smp_name_kind { SMP_NAME_FE, SMP_NAME_BE, SMP_NAME_SRV, SMP_NAME_LISTENER };
+enum smp_name_kind { SMP_NAME_FE, SMP_NAME_BE, SMP_NAME_SRV, SMP_NAME_LISTENER,
+                     SMP_NAME_FE_DEFBE };
 enum smp_id_kind   { SMP_ID_FE, SMP_ID_BE, SMP_ID_SRV, SMP_ID_LISTENER };
 enum smp_be_metric { SMP_BE_NBSRV, SMP_BE_CONN, SMP_BE_QUEUE, SMP_BE_AVG_QUEUE,
-                     SMP_BE_CONNSLOTS };
-enum smp_srv_metric { SMP_SRV_CONN, SMP_SRV_QUEUE, SMP_SRV_IS_UP };
+                     SMP_BE_CONNSLOTS, SMP_BE_CONN_FREE };
+enum smp_srv_metric { SMP_SRV_CONN, SMP_SRV_QUEUE, SMP_SRV_IS_UP, SMP_SRV_CONN_FREE,
+                      SMP_SRV_WEIGHT, SMP_SRV_IWEIGHT, SMP_SRV_UWEIGHT };
+/* Integer facts of the stream (fetch_stream.c) */
+enum smp_stream_int {
+	SMP_SI_DST_CONN,            /* connections on the listener that accepted it */
+	SMP_SI_FE_CLIENT_TIMEOUT,   /* ms */
+	SMP_SI_BE_SERVER_TIMEOUT,
+	SMP_SI_BE_TUNNEL_TIMEOUT,
+	SMP_SI_CUR_SERVER_TIMEOUT,  /* after set-timeout */
+	SMP_SI_CUR_TUNNEL_TIMEOUT,
+	SMP_SI_PRIO_CLASS,
+	SMP_SI_PRIO_OFFSET,         /* ms */
+	SMP_SI_FC_HTTP_MAJOR,       /* 1 or 2 */
+	SMP_SI_BC_HTTP_MAJOR,
+};
 enum smp_conn_side  { SMP_CONN_FRONT, SMP_CONN_BACK };
 
 struct ssl_st;                   /* OpenSSL's SSL */
@@ -286,6 +301,7 @@ struct smp_ops {
 	 * connection is not under TLS, or there is none (yet, or any more).
 	 * Only to read, on the calling thread, during the evaluation. */
 	struct ssl_st *(*ssl)(const struct smp_ctx *ctx, enum smp_conn_side side);
+	int (*stream_int)(const struct smp_ctx *ctx, enum smp_stream_int which, int64_t *out);
 };
 
 struct var_store;
