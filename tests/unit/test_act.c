@@ -832,7 +832,7 @@ static void test_config_errors(void)
 	REFUSED(ACT_HTTP_REQ, "strict-mode foo", "unexpected value 'foo'");
 	REFUSED(ACT_HTTP_REQ, "use-service foo", "'foo' unknown service name");
 	REFUSED(ACT_HTTP_REQ, "track-sc0 src", "stick tables");
-	REFUSED(ACT_HTTP_REQ, "auth realm x", "not supported by sluice");
+	REFUSED(ACT_HTTP_REQ, "auth zone x", "expects 'realm' for 'auth'");
 	REFUSED(ACT_TCP_REQ_CONN, "expect-proxy layer7", "only 'layer4' is supported");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode tcp", "expects 'http'");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode http proto h3", "unknown protocol 'h3'");
