@@ -639,7 +639,10 @@ struct buffer *comp_ctx_input(struct comp_ctx *c)
 
 size_t comp_ctx_pending(const struct comp_ctx *c)
 {
-	/* a flush that stopped on a full output still holds bytes in zlib */
+	/* a flush that stopped on a full output still holds bytes in zlib
+	 * (until the end of the stream, which writes everything) */
+	if (c->finished)
+		return 0;
 	return c->in.data + (c->sync_due ? 1 : 0);
 }
 
@@ -712,8 +715,10 @@ int comp_ctx_feed(struct comp_ctx *c, struct buffer *out, int mode)
 		if (!c->sync_due)
 			c->unflushed = 0;
 	}
-	if (rc == Z_STREAM_END)
+	if (rc == Z_STREAM_END) {
 		c->finished = 1;
+		c->sync_due = 0;
+	}
 	return used || made || c->finished;
 }
 

@@ -156,7 +156,7 @@ t1=$(cpu_ticks)
 kill -0 "$sl_pid" 2>/dev/null || { bad "sluice died"; tail -n 20 "$work/sluice.log"; exit 1; }
 wait_no_conn
 conns=$(cli "show info" | sed -n 's/^CurrConns: //p')
-[ "$conns" = 0 ] || bad "$conns connections left"
+[ "$conns" = 0 ] || { bad "$conns connections left"; cli "show sess"; }
 
 # SIGINT, as varnishtest stops it: a sanitizer build checks for leaks on
 # the way out (zlib states and staging buffers included) and exits 23 if
