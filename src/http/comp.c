@@ -45,8 +45,8 @@ static int smp_fetch_res_comp_algo(const struct smp_args *args, struct sample *s
                                    struct smp_ctx *ctx);
 
 static const struct smp_fetch_kw comp_fetches[] = {
-	{ "res.comp",      smp_fetch_res_comp,      { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRSHV },
-	{ "res.comp_algo", smp_fetch_res_comp_algo, { 0 }, 0, NULL, SMP_T_STR,  SMP_USE_HRSHV },
+	{ "res.comp",      smp_fetch_res_comp,      { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_HRSHP },
+	{ "res.comp_algo", smp_fetch_res_comp_algo, { 0 }, 0, NULL, SMP_T_STR,  SMP_USE_HRSHP },
 	{ NULL }
 };
 SMP_REGISTER_FETCHES(comp_fetches)
