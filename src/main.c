@@ -37,6 +37,7 @@
 #endif
 #include <sluice/cfg/cfg.h>
 #include <sluice/cfg/cond.h>
+#include <sluice/core/startlog.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
@@ -183,13 +184,20 @@ static void hard_stop_now(void)
 static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 {
 	static uint64_t stop_start;
+	static int listeners_stopped;
 
 	if (soft_stop_requested && !atomic_load(&global.stopping)) {
 		atomic_store(&global.stopping, 1);
 		stop_start = th_ctx->now_ms;
+	}
+	/* `grace`: stopping (the `stopping` fetch says so) but still
+	 * accepting for that long, then the real soft stop */
+	if (atomic_load(&global.stopping) && !listeners_stopped &&
+	    th_ctx->now_ms - stop_start >= (uint64_t)global.grace_ms) {
+		listeners_stopped = 1;
 		listeners_soft_stop();
 	}
-	if (atomic_load(&global.stopping) && atomic_load(&global.actconn) == 0) {
+	if (listeners_stopped && atomic_load(&global.actconn) == 0) {
 		atomic_store(&global.hard_stop, 1);
 		threads_wake_all();
 		return t;
@@ -202,7 +210,9 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 	pool_maybe_trim(th_ctx->now_ms);
 	task_set_expire(t, th_ctx->now_ms + (atomic_load(&global.stopping) ?
 	                (global.hard_stop_after && global.hard_stop_after < 100 ?
-	                 (uint64_t)global.hard_stop_after : 100) : 250));
+	                 (uint64_t)global.hard_stop_after :
+	                 !listeners_stopped && global.grace_ms < 100 ? (uint64_t)global.grace_ms + 1 :
+	                 100) : 250));
 	return t;
 }
 
@@ -442,6 +452,7 @@ int main(int argc, char **argv)
 	global.mode = check_only ? MODE_CHECK : daemon_opt ? MODE_DAEMON : MODE_FOREGROUND;
 
 	global.pid = getpid();
+	startlog_begin();   /* kept for `show startup-logs` */
 	for (int i = 0; i < ncfg; i++)
 		errors += cfg_parse_path(cfg_files[i]);
 	if (!errors)
@@ -494,6 +505,7 @@ int main(int argc, char **argv)
 	thread_register_init(&stop_watch_hook);
 	/* everything sluice holds outside connections is open now */
 	fd_budget_start(global.maxsock - 2 * global.maxconn);
+	startlog_end();
 	threads_run();
 	if (pidfile_path)
 		unlink(pidfile_path);

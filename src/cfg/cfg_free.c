@@ -27,11 +27,14 @@
 #include <sluice/http/userlist.h>
 #include <sluice/mgmt/stats_page.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/proxy/errcap.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stick_rules.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 static void free_logs(struct list *logs)
@@ -117,6 +120,7 @@ static void free_rules(struct proxy *px)
 	free_use_backends(&px->use_backends);
 	if (px->use_servers.next)
 		free_use_servers(&px->use_servers);
+	stick_rules_free(&px->stick_rules);
 }
 
 static void free_http_settings(struct proxy *px)
@@ -128,6 +132,7 @@ static void free_http_settings(struct proxy *px)
 	free(px->monitor_uri);
 	stats_page_release(px->stats);
 	free(px->send_name_hdr);
+	free(px->capture_cookie);
 	for (int i = 0; i < px->nmonitor_fail; i++)
 		acl_cond_free(px->monitor_fail[i]);
 	free(px->monitor_fail);
@@ -181,6 +186,7 @@ void cfg_free_proxy(struct proxy *px)
 	tchk_free(px);
 	lock_destroy(&px->lb_lock);
 	lock_destroy(&px->state_lock);
+	errcap_free(px);
 	lock_destroy(&px->queue.lock);
 	free(px->name);
 	free(px->conf_file);
@@ -200,6 +206,8 @@ void cfg_free_proxies(void)
 void cfg_free_all(void)
 {
 	cfg_free_proxies();
+	/* after the rules that referenced them */
+	stktable_free_all();
 	free_binds(&cli_binds);
 	free_logs(&global.logs);
 	free(global.pidfile);
@@ -212,6 +220,8 @@ void cfg_free_all(void)
 	global.desc = NULL;
 	free(global.log_tag);
 	global.log_tag = NULL;
+	free(global.log_send_hostname);
+	global.log_send_hostname = NULL;
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	userlists_free_all();

@@ -8,7 +8,9 @@
  * refused, or capped with a warning, rather than silently ignored.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
@@ -20,6 +22,8 @@
 static int kw_tune_int(KW_ARGS);
 static int kw_flag(KW_ARGS);
 static int kw_ids(KW_ARGS);
+static int kw_log_send_hostname(KW_ARGS);
+static int kw_grace(KW_ARGS);
 
 static const struct cfg_kw global_tune_kws[] = {
 	{ "tune.maxrewrite",     NULL, CFG_SEC_GLOBAL, kw_tune_int },
@@ -30,13 +34,19 @@ static const struct cfg_kw global_tune_kws[] = {
 	{ "noreuseport",         NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "noepoll",             NULL, CFG_SEC_GLOBAL, kw_flag },
 	{ "uid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
+	{ "log-send-hostname",   NULL, CFG_SEC_GLOBAL, kw_log_send_hostname },
+	{ "grace",               NULL, CFG_SEC_GLOBAL, kw_grace },
+	{ "maxconnrate",         NULL, CFG_SEC_GLOBAL, kw_tune_int },
+	{ "maxsessrate",         NULL, CFG_SEC_GLOBAL, kw_tune_int },
 	{ "gid",                 NULL, CFG_SEC_GLOBAL, kw_ids },
 	{ NULL }
 };
 CFG_REGISTER(global_tune_kws)
 
-/* referenced by global_cfg.c: see its anchor */
+/* referenced by parse.c: see its anchor; and it links cpu-map in */
 const int core_global_tune_anchor;
+extern const int core_cpu_map_anchor;
+__attribute__((used)) static const int *const cpu_map_anchor = &core_cpu_map_anchor;
 
 static int kw_tune_int(KW_ARGS)
 {
@@ -60,6 +70,10 @@ static int kw_tune_int(KW_ARGS)
 			                  "(its transactions' header slots are sized at build time), "
 			                  "not %ld", HTTP_MAX_HDRS_DEFAULT, v);
 		global.http_maxhdr = (int)v;
+		return 0;
+	}
+	if (!strcmp(args[0], "maxconnrate") || !strcmp(args[0], "maxsessrate")) {
+		*(args[0][3] == 'c' ? &global.maxconnrate : &global.maxsessrate) = (int)v;
 		return 0;
 	}
 	if (!strcmp(args[0], "tune.http.cookielen")) {
@@ -104,6 +118,34 @@ static int kw_ids(KW_ARGS)
 		return -1;
 	cfg_warning(ctx->file, ctx->line, "'%s' is ignored by sluice.", args[0]);
 	return 0;
+}
+
+/* log-send-hostname [<name>]: the syslog header carries a host name (the
+ * system's by default) */
+static int kw_log_send_hostname(KW_ARGS)
+{
+	char host[256] = "";
+	char *v;
+
+	if (nargs > 2)
+		return errmsg_set(err, errlen, "'%s' expects at most one argument.", args[0]);
+	if (nargs == 2)
+		snprintf(host, sizeof(host), "%s", args[1]);
+	else if (gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	v = strdup(host);
+	if (!v)
+		return errmsg_set(err, errlen, "out of memory");
+	free(global.log_send_hostname);
+	global.log_send_hostname = v;
+	return 0;
+}
+
+static int kw_grace(KW_ARGS)
+{
+	if (nargs != 2)
+		return errmsg_set(err, errlen, "'%s' expects <time> as argument.", args[0]);
+	return cfg_parse_time_ms(args[1], &global.grace_ms, err, errlen);
 }
 
 /* tune.maxrewrite is bounded by half a buffer once tune.bufsize is known */

@@ -52,6 +52,7 @@ static const char *const lock_kind_names[LK_KINDS] = {
 	[LK_VARS]        = "vars",
 	[LK_SSL_SESS]    = "ssl_sess",
 	[LK_SRV_STATE]   = "srv_state",
+	[LK_STKTABLE]    = "stktable",
 	[LK_OTHER]       = "other",
 };
 

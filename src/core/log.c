@@ -797,6 +797,8 @@ static void log_header_defaults(struct log_header *h, const struct log_header *i
 		*h = *in;
 	else
 		memset(h, 0, sizeof(*h));
+	if (!h->hostname && global.log_send_hostname)
+		h->hostname = global.log_send_hostname;
 	if (!h->now_us)
 		h->now_us = wall_now_us();
 }

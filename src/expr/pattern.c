@@ -1152,6 +1152,75 @@ void pat_ref_clear(struct pat_ref *ref)
 	pthread_rwlock_unlock(&ref->lock);
 }
 
+/* Empties the indexes of <ref> and moves its entries to <to>, their index
+ * entries gone (write lock held). */
+static void ref_detach_all(struct pat_ref *ref, struct list *to)
+{
+	struct list *l, *next;
+
+	for (l = ref->exprs.next; l != &ref->exprs; l = l->next)
+		idx_empty(list_elem(l, struct pat_expr, ref_list));
+	for (l = ref->elts.next; l != &ref->elts; l = next) {
+		struct pat_ref_elt *elt = list_elem(l, struct pat_ref_elt, list);
+
+		next = l->next;
+		elt->entries = NULL;
+		list_del_init(&elt->list);
+		list_append(to, &elt->list);
+	}
+	ref->count = 0;
+}
+
+static void elt_list_free(struct list *head)
+{
+	struct list *l, *next;
+
+	for (l = head->next; l != head; l = next) {
+		next = l->next;
+		list_del_init(l);
+		elt_free(list_elem(l, struct pat_ref_elt, list));
+	}
+}
+
+int pat_ref_replace(struct pat_ref *ref, size_t n, const char *const *keys,
+                    const char *const *values, char *err, size_t errlen)
+{
+	struct list old = LIST_HEAD_INIT(old), failed = LIST_HEAD_INIT(failed);
+	struct list *l, *next;
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&ref->lock);
+	ref_detach_all(ref, &old);
+	for (size_t i = 0; i < n; i++) {
+		if (ref_append(ref, keys[i], (ref->flags & PAT_REF_MAP) ? values[i] : NULL, 0, 1,
+		               err, errlen) < 0) {
+			ret = -1;
+			break;
+		}
+	}
+	if (ret < 0) {
+		/* back to the old entries, as they were */
+		ref_detach_all(ref, &failed);
+		for (l = old.next; l != &old; l = next) {
+			struct pat_ref_elt *elt = list_elem(l, struct pat_ref_elt, list);
+			char e2[8];
+
+			next = l->next;
+			list_del_init(&elt->list);
+			if (ref_index_elt(ref, elt, 1, e2, sizeof(e2)) < 0) {
+				elt_free(elt);   /* only out of memory: it was valid */
+				continue;
+			}
+			list_append(&ref->elts, &elt->list);
+			ref->count++;
+		}
+	}
+	pthread_rwlock_unlock(&ref->lock);
+	elt_list_free(&old);
+	elt_list_free(&failed);
+	return ret;
+}
+
 struct pat_expr *pat_expr_get(struct pat_ref *ref, enum pat_match match, unsigned int flags,
                               enum smp_type val_type, char *err, size_t errlen)
 {

@@ -920,26 +920,30 @@ static void names_unlink(struct sample_expr *expr)
 	expr->names_pprev = NULL;
 }
 
-/* An omitted optional backend argument becomes an empty ARGT_BE one (the
- * expression's own proxy); an expression with a backend or server
- * argument is kept for smp_resolve_names(). */
-static int names_keep(struct sample_expr *expr)
+/* An omitted optional backend or table argument becomes an empty one of
+ * its type (the expression's own proxy, or its table). */
+static int names_pad(struct smp_args *args, const enum smp_arg_type *spec)
 {
-	struct smp_args *args = &expr->fetch_args;
-	const enum smp_arg_type *spec = expr->fetch->args;
 	int named = 0;
 
 	for (int i = 0; i < SMP_MAX_ARGS && spec[i] != ARGT_STOP; i++) {
-		if (spec[i] != ARGT_BE && spec[i] != ARGT_SRV)
+		if (spec[i] != ARGT_BE && spec[i] != ARGT_SRV && spec[i] != ARGT_TAB)
 			continue;
-		if (spec[i] == ARGT_BE && i == args->n) {
-			args->a[args->n++].type = ARGT_BE;
-		} else if (spec[i] == ARGT_BE && i < args->n && args->a[i].type == ARGT_STOP) {
-			args->a[i].type = ARGT_BE;
+		if (spec[i] != ARGT_SRV && i == args->n) {
+			args->a[args->n++].type = spec[i];
+		} else if (spec[i] != ARGT_SRV && i < args->n && args->a[i].type == ARGT_STOP) {
+			args->a[i].type = spec[i];
 		}
 		named = 1;
 	}
-	if (!named || names_closed)
+	return named;
+}
+
+/* An expression with a backend, server or table argument (in its fetch or
+ * one of its converters) is kept for smp_resolve_names(). */
+static int names_keep(struct sample_expr *expr, int named)
+{
+	if (!named || names_closed || expr->names_pprev)
 		return 0;
 	expr->origin = cfg_origin;
 	if (cfg_origin.file && !(expr->origin.file = strdup(cfg_origin.file)))
@@ -952,7 +956,7 @@ static int names_keep(struct sample_expr *expr)
 	return 0;
 }
 
-int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
+int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw, int conv,
                                 const struct smp_origin *o, void *priv),
                       void *priv)
 {
@@ -968,7 +972,14 @@ int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
 		        (struct sample_expr *)((char *)x->names_pprev -
 		                               offsetof(struct sample_expr, names_next));
 
-		errors += fn(&x->fetch_args, x->fetch->kw, &x->origin, priv);
+		errors += fn(&x->fetch_args, x->fetch->kw, 0, &x->origin, priv);
+		for (int i = 0; i < x->nconv; i++)
+			for (int j = 0; j < x->conv[i].args.n; j++)
+				if (x->conv[i].args.a[j].type == ARGT_TAB) {
+					errors += fn(&x->conv[i].args, x->conv[i].kw->kw, 1,
+					             &x->origin, priv);
+					break;
+				}
 		names_unlink(x);
 		x = prev;
 	}
@@ -1038,7 +1049,7 @@ static const char *parse_fetch(const char *p, struct sample_expr *expr,
 		errmsg_set(err, errlen, "invalid args in fetch method '%s' : %s", kw->kw, sub);
 		return NULL;
 	}
-	if (names_keep(expr) < 0)
+	if (names_keep(expr, names_pad(&expr->fetch_args, kw->args)) < 0)
 		return errmsg_set(err, errlen, "out of memory"), NULL;
 	return p;
 }
@@ -1082,6 +1093,8 @@ static const char *parse_conv(const char *p, struct sample_expr *expr,
 		errmsg_set(err, errlen, "invalid args in converter '%s' : %s", kw->kw, sub);
 		return NULL;
 	}
+	if (names_keep(expr, names_pad(&step->args, kw->args)) < 0)
+		return errmsg_set(err, errlen, "out of memory"), NULL;
 	expr->out_type = kw->out_type;
 	return p;
 }

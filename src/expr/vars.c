@@ -157,6 +157,28 @@ int vars_parse_ref(const char *text, size_t len, struct var_ref *ref,
 	return 0;
 }
 
+int vars_find_ref(const char *text, struct var_ref *ref)
+{
+	const char *dot = strchr(text, '.');
+	int scope = -1;
+
+	if (!dot || !dot[1])
+		return -1;
+	for (int i = 0; i < VAR_SCOPES; i++)
+		if (strlen(scope_names[i]) == (size_t)(dot - text) &&
+		    memcmp(scope_names[i], text, (size_t)(dot - text)) == 0)
+			scope = i;
+	if (scope < 0)
+		return -1;
+	for (uint32_t i = 0; i < nb_names; i++)
+		if (strcmp(names[i], dot + 1) == 0) {
+			ref->scope = scope;
+			ref->id = i;
+			return 0;
+		}
+	return -1;
+}
+
 unsigned int vars_cond_parse(const char *w)
 {
 	static const struct { const char *name; unsigned int bit; } conds[] = {

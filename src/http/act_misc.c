@@ -110,14 +110,6 @@ static const struct act_kw misc_kws[] = {
 	{ "set-nice",     REQ | RES | CNT | TRS, parse_set_nice, exec_noop },
 	{ "disable-l7-retry", REQ, parse_none, exec_noop },
 	/* known to HAProxy 2.6, refused with a reason */
-	{ "track-sc0",    REQ | RES | CON | SES | CNT, parse_unsupported, NULL, NULL, UNSUP },
-	{ "track-sc1",    REQ | RES | CON | SES | CNT, parse_unsupported, NULL, NULL, UNSUP },
-	{ "track-sc2",    REQ | RES | CON | SES | CNT, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-inc-gpc(",  REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-inc-gpc0(", REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-inc-gpc1(", REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-set-gpt(",  REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "sc-set-gpt0(", REQ | RES | CON | SES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-use",    REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "cache-store",  RES, parse_unsupported, NULL, NULL, UNSUP },
 	{ "do-resolve(",  REQ | CNT, parse_unsupported, NULL, NULL, UNSUP },
@@ -897,9 +889,7 @@ static int parse_unsupported(struct act_rule *r, struct proxy *px, char **args, 
 	const char *w = word_of(args);
 	const char *why;
 
-	if (!strncmp(w, "track-sc", 8) || !strncmp(w, "sc-", 3))
-		why = "it needs stick tables, which sluice does not implement";
-	else if (!strncmp(w, "cache-", 6))
+	if (!strncmp(w, "cache-", 6))
 		why = "the HTTP cache is not implemented";
 	else if (!strncmp(w, "do-resolve", 10))
 		why = "resolvers sections are not implemented";

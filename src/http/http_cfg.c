@@ -417,10 +417,26 @@ static int kw_capture(KW_ARGS)
 	return 0;
 }
 
+/* capture cookie <name> len <length>: the last line of a frontend wins;
+ * the length is bounded by tune.http.cookielen, as in HAProxy */
 static int kw_capture_cookie(KW_ARGS)
 {
-	return errmsg_set(err, errlen, "'capture cookie' is not supported by this version of "
-	                  "sluice.");
+	long len;
+	char *n;
+
+	if (nargs != 5 || strcmp(args[3], "len") != 0 || !*args[2])
+		return errmsg_set(err, errlen, "'capture' expects 'cookie' <cookie_name> 'len' <len>.");
+	if (cfg_parse_uint(args[4], 0x7fffffff, &len, err, errlen) < 0)
+		return -1;
+	if (len > global.http_cookielen)
+		len = global.http_cookielen;
+	n = strdup(args[2]);
+	if (!n)
+		return errmsg_set(err, errlen, "out of memory");
+	free(ctx->px->capture_cookie);
+	ctx->px->capture_cookie = n;
+	ctx->px->capture_cookie_len = (int)len;
+	return 0;
 }
 
 /* ---- error pages ---- */

@@ -5,6 +5,7 @@
  * No shared state: the functions read the backend's configuration and edit
  * the messages they are given, on the stream's owner thread.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sluice/http/http_cookie.h>
@@ -505,3 +506,50 @@ int http_cookie_response(const struct proxy *be, const struct server *srv, int s
 {
 	return http_cookie_response_ex(be, srv, srv_from_cookie, res, e, cookie_term, NULL);
 }
+
+/* ---- capture cookie ---- */
+
+static char *capture_pair(const char *p, size_t n, int len)
+{
+	char *out;
+
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if ((size_t)len < n)
+		n = (size_t)len;
+	out = malloc(n + 1);
+	if (out) {
+		memcpy(out, p, n);
+		out[n] = '\0';
+	}
+	return out;
+}
+
+char *http_cookie_capture(const struct http_msg *m, int response, const char *prefix, int len)
+{
+	const struct ist name = response ? IST("set-cookie") : IST("cookie");
+	size_t plen = strlen(prefix);
+
+	for (int i = http_hdr_find(m, name, 0); i >= 0; i = http_hdr_find(m, name, i + 1)) {
+		const char *p = m->hdrs[i].value.ptr, *end = p + m->hdrs[i].value.len;
+
+		while (p < end) {
+			const char *q;
+
+			while (p < end && (*p == ' ' || *p == '\t' || *p == ';'))
+				p++;
+			/* a request's field holds pairs up to ';', a response's one
+			 * cookie: the pair ends at its first attribute */
+			q = memchr(p, ';', (size_t)(end - p));
+			if (!q)
+				q = end;
+			if ((size_t)(q - p) >= plen && memcmp(p, prefix, plen) == 0)
+				return capture_pair(p, (size_t)(q - p), len);
+			if (response)
+				break;
+			p = q;
+		}
+	}
+	return NULL;
+}
+

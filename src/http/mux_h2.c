@@ -59,6 +59,9 @@ struct h2f {
 	size_t preface_seen;        /* bytes of the client preface checked */
 	int stopping;               /* soft stop: GOAWAY sent */
 	uint64_t served;            /* streams given to sluice streams */
+	struct stkctr stkctr[STKT_MAX_CTR]; /* tracked by tcp-request connection and
+	                            * session rules: the connection's, shared
+	                            * by its streams (stktable_trk.c) */
 };
 
 struct h2s {
@@ -317,6 +320,7 @@ static void h2f_free(struct h2f *f)
 		buf_release(&f->rx);
 	if (f->tx.area)
 		buf_release(&f->tx);
+	stkctr_release_array(f->stkctr);
 	stream_session_closed(f->lst, f->fe);
 	task_destroy(f->task);
 	free(f);
@@ -474,6 +478,7 @@ int h2_front_takeover(struct stream *s)
 	}
 	f->idle_exp = tick_add_ifset(now_ms(), http_first_set(f->fe->timeout_http_request,
 	                                                      f->fe->timeout_client));
+	stkctr_take_session(s, f->stkctr);
 	task_wakeup(f->task, TASK_WOKEN_OTHER);
 	return 0;
 fail_conn:
@@ -586,6 +591,11 @@ void h2s_detach(struct h2s *h)
 int32_t h2s_id(const struct h2s *h)
 {
 	return h->sid;
+}
+
+const struct stkctr *h2s_session_counters(const struct h2s *h)
+{
+	return h->f ? h->f->stkctr : NULL;
 }
 
 const char *h2s_rx_trailers(const struct h2s *h, size_t *len)

@@ -17,6 +17,14 @@
  * Commands read shared state through atomics, or under the locks named in
  * each module; none of them holds a lock for work that grows with traffic
  * beyond a bounded output (see `show sess`).
+ *
+ * A session has its own settings, changed by the commands of this file
+ * only (owner thread, through cli_cur while one runs): its level (lowered
+ * by `operator`/`user`, raised to expert by `expert-mode`), the
+ * experimental mode, its timeout (`set timeout cli`) and the severity
+ * prefix of its answers (`set severity-output`: an error answer, -1 from
+ * its handler, or one marked by cli_info(), gets "[3]: " / "[err]: ",
+ * "[6]: " / "[info]: " in front).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -25,10 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdint.h>
+#include <sys/un.h>
+#include <netinet/in.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/net/addr.h>
 #include <sluice/net/conn.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
@@ -38,6 +50,10 @@
 #define CLI_OUT_MAX   16384
 /* How long a session that ends with input left waits for the client's FIN */
 #define CLI_LINGER_MS 1000
+
+#define CLI_SEVFMT_NONE   0
+#define CLI_SEVFMT_NUMBER 1
+#define CLI_SEVFMT_STRING 2
 
 struct list cli_binds = LIST_HEAD_INIT(cli_binds);
 static struct cli_kw_table *cli_tables;
@@ -49,7 +65,10 @@ struct cli_sess {
 	struct buffer in;
 	struct cli_out out;
 	size_t out_sent;
-	int level;
+	int level;             /* CLI_LEVEL_*: lowered by `operator`/`user` */
+	int experimental;      /* `experimental-mode on` */
+	int severity_fmt;      /* `set severity-output`: CLI_SEVFMT_* */
+	int timeout_ms;        /* `set timeout cli`, else stats timeout */
 	int prompt;
 	int closing;           /* close once output is sent */
 	int lingering;         /* output sent, FIN sent: discarding input */
@@ -58,13 +77,17 @@ struct cli_sess {
 	struct cli_out pl;     /* the payload gathered so far */
 };
 
+/* The session whose command runs on this thread (commands of this file
+ * change the session itself: level, modes, timeout, severity output). */
+static __thread struct cli_sess *cli_cur;
+
 void cli_register(struct cli_kw_table *t)
 {
 	t->next = cli_tables;
 	cli_tables = t;
 }
 
-void cli_printf(struct cli_out *o, const char *fmt, ...)
+static void cli_vprintf(struct cli_out *o, const char *fmt, va_list ap0)
 {
 	va_list ap;
 	int n;
@@ -74,7 +97,7 @@ void cli_printf(struct cli_out *o, const char *fmt, ...)
 	for (;;) {
 		size_t room = o->cap - o->len;
 
-		va_start(ap, fmt);
+		va_copy(ap, ap0);
 		n = vsnprintf(o->buf ? o->buf + o->len : NULL, room, fmt, ap);
 		va_end(ap);
 		if (n < 0) {
@@ -98,21 +121,67 @@ void cli_printf(struct cli_out *o, const char *fmt, ...)
 	}
 }
 
+void cli_printf(struct cli_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_vprintf(o, fmt, ap);
+	va_end(ap);
+}
+
+void cli_info(struct cli_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->msg_sev = CLI_SEV_INFO;
+	va_start(ap, fmt);
+	cli_vprintf(o, fmt, ap);
+	va_end(ap);
+}
+
+/* Inserts <text> at offset <pos> of <o> (a prefix of one answer). */
+static void cli_out_insert(struct cli_out *o, size_t pos, const char *text)
+{
+	size_t n = strlen(text), tail = o->len - pos;
+
+	cli_printf(o, "%s", text);   /* makes the room */
+	if (o->failed)
+		return;
+	memmove(o->buf + pos + n, o->buf + pos, tail);
+	memcpy(o->buf + pos, text, n);
+}
+
 /* ---- commands of this module ---- */
 
 static int cli_help(char **args, int nargs, struct cli_out *out, int level);
 static int cli_prompt(char **args, int nargs, struct cli_out *out, int level);
 static int cli_quit(char **args, int nargs, struct cli_out *out, int level);
 static int cli_expert_mode(char **args, int nargs, struct cli_out *out, int level);
+static int cli_experimental_mode(char **args, int nargs, struct cli_out *out, int level);
+static int cli_lower_level(char **args, int nargs, struct cli_out *out, int level);
+static int cli_show_cli_level(char **args, int nargs, struct cli_out *out, int level);
+static int cli_show_cli_sockets(char **args, int nargs, struct cli_out *out, int level);
+static int cli_set_timeout(char **args, int nargs, struct cli_out *out, int level);
+static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, int level);
 
 static const struct cli_kw cli_base_kws[] = {
 	{ { "help" }, CLI_LEVEL_USER, cli_help, "help [<command>]                        : list matching or all commands" },
 	{ { "prompt" }, CLI_LEVEL_USER, cli_prompt, "prompt                                  : toggle interactive mode with prompt" },
 	{ { "quit" }, CLI_LEVEL_USER, cli_quit, "quit                                    : disconnect" },
 	{ { "expert-mode" }, CLI_LEVEL_ADMIN, cli_expert_mode, "expert-mode [on|off]                    : allow the expert commands (debug dev ...)" },
+	{ { "experimental-mode" }, CLI_LEVEL_ADMIN, cli_experimental_mode, "experimental-mode [on|off]              : allow the experimental commands (set var)" },
+	{ { "operator" }, CLI_LEVEL_USER, cli_lower_level, "operator                                : lower the level of the current CLI session to operator" },
+	{ { "user" }, CLI_LEVEL_USER, cli_lower_level, "user                                    : lower the level of the current CLI session to user" },
+	{ { "show", "cli", "level" }, CLI_LEVEL_USER, cli_show_cli_level, "show cli level                          : display the level of the current CLI session" },
+	{ { "show", "cli", "sockets" }, CLI_LEVEL_USER, cli_show_cli_sockets, "show cli sockets                        : dump list of cli sockets" },
+	{ { "set", "timeout" }, CLI_LEVEL_USER, cli_set_timeout, "set timeout [cli] <delay>               : change a timeout setting" },
+	{ { "set", "severity-output" }, CLI_LEVEL_USER, cli_set_severity_output, "set severity-output [none|number|string]: set presence of severity level in feedback information" },
 	{ { NULL } }
 };
 CLI_REGISTER(cli_base_kws)
+
+static const char *const cli_level_names[] = { "user", "operator", "admin", "admin" };
 
 static int cli_help(char **args, int nargs, struct cli_out *out, int level)
 {
@@ -120,6 +189,7 @@ static int cli_help(char **args, int nargs, struct cli_out *out, int level)
 	for (struct cli_kw_table *t = cli_tables; t; t = t->next)
 		for (const struct cli_kw *k = t->kws; k->words[0]; k++)
 			if (k->usage && k->level <= level &&
+			    (!(k->flags & CLI_KW_EXPERIMENTAL) || (cli_cur && cli_cur->experimental)) &&
 			    (nargs < 2 || strcmp(k->words[0], args[1]) == 0))
 				cli_printf(out, "  %s\n", k->usage);
 	return 0;
@@ -135,16 +205,153 @@ static int cli_quit(char **args, int nargs, struct cli_out *out, int level)
 	return CLI_RET_QUIT;
 }
 
+/* expert-mode and experimental-mode: without argument, they tell the
+ * mode; any argument other than "on" turns it off, as in HAProxy 2.6. */
 static int cli_expert_mode(char **args, int nargs, struct cli_out *out, int level)
 {
+	if (nargs < 2) {
+		cli_info(out, "expert-mode is %s\n", level >= CLI_LEVEL_EXPERT ? "ON" : "OFF");
+		return 0;
+	}
+	return strcmp(args[1], "on") == 0 ? CLI_RET_EXPERT_ON : CLI_RET_EXPERT_OFF;
+}
+
+static int cli_experimental_mode(char **args, int nargs, struct cli_out *out, int level)
+{
 	if (nargs < 2)
-		return level >= CLI_LEVEL_EXPERT ? CLI_RET_EXPERT_ON : CLI_RET_EXPERT_OFF;
-	if (strcmp(args[1], "on") == 0)
-		return CLI_RET_EXPERT_ON;
-	if (strcmp(args[1], "off") == 0)
-		return CLI_RET_EXPERT_OFF;
-	cli_printf(out, "'expert-mode' only accepts 'on' and 'off'.\n");
+		cli_info(out, "experimental-mode is %s\n", cli_cur->experimental ? "ON" : "OFF");
+	else
+		cli_cur->experimental = strcmp(args[1], "on") == 0;
+	return 0;
+}
+
+/* `operator` and `user`: the level only goes down; expert and
+ * experimental modes end with it. */
+static int cli_lower_level(char **args, int nargs, struct cli_out *out, int level)
+{
+	int to = strcmp(args[0], "operator") == 0 ? CLI_LEVEL_OPERATOR : CLI_LEVEL_USER;
+
+	if (level < to) {
+		cli_printf(out, "Permission denied\n");
+		return -1;
+	}
+	cli_cur->level = to;
+	cli_cur->experimental = 0;
+	return 0;
+}
+
+static int cli_show_cli_level(char **args, int nargs, struct cli_out *out, int level)
+{
+	cli_info(out, "%s\n", cli_level_names[level]);
+	return 0;
+}
+
+/* One line per stats socket: its address as HAProxy prints it
+ * ("unix@<path>", "ipv4@<ip>:<port>", "ipv6@[<ip>]:<port>"; an fd@N socket
+ * shows the address it is bound to), its level, and "all": the column of
+ * processes, which HAProxy 2.6 fills so whatever threads a socket is
+ * bound to. */
+static int cli_show_cli_sockets(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct list *pos, *nxt;
+
+	cli_printf(out, "# socket lvl processes\n");
+	list_for_each_safe(pos, nxt, &cli_binds) {
+		struct bind_conf *bc = list_elem(pos, struct bind_conf, list);
+		struct sockaddr_storage ss = bc->addr.ss;
+		socklen_t sl = sizeof(ss);
+		char host[INET6_ADDRSTRLEN + 8];
+
+		if (bc->addr.kind == ADDR_FD &&
+		    getsockname(bc->addr.fd, (struct sockaddr *)&ss, &sl) < 0)
+			continue;
+		if (ss.ss_family == AF_UNIX) {
+			const struct sockaddr_un *un = (const struct sockaddr_un *)&ss;
+
+			if (un->sun_path[0])
+				cli_printf(out, "unix@%s", un->sun_path);
+			else
+				cli_printf(out, "abns@%s", un->sun_path + 1);
+		} else if (ss.ss_family == AF_INET) {
+			cli_printf(out, "ipv4@%s:%d", addr_host_str(&ss, host, sizeof(host)),
+			           addr_port(&ss));
+		} else if (ss.ss_family == AF_INET6) {
+			cli_printf(out, "ipv6@[%s]:%d", addr_host_str(&ss, host, sizeof(host)),
+			           addr_port(&ss));
+		} else {
+			continue;
+		}
+		cli_printf(out, " %s all\n", cli_level_names[bc->cli_level]);
+	}
+	return 0;
+}
+
+/* `set timeout cli <delay>`: <delay> in seconds unless it has a unit
+ * (us, ms, s, m, h, d), as HAProxy reads it; 0 and overflows are invalid. */
+static int cli_set_timeout(char **args, int nargs, struct cli_out *out, int level)
+{
+	static const struct { const char *unit; uint64_t us; } units[] = {
+		{ "", 1000000 }, { "us", 1 }, { "ms", 1000 }, { "s", 1000000 },
+		{ "m", 60000000ull }, { "h", 3600000000ull }, { "d", 86400000000ull },
+	};
+	uint64_t v = 0, ms;
+	const char *p;
+	size_t i;
+
+	if (nargs < 3 || strcmp(args[2], "cli") != 0) {
+		cli_printf(out, "'set timeout' only supports 'cli'.\n");
+		return -1;
+	}
+	if (nargs < 4) {
+		cli_printf(out, "Expects an integer value.\n");
+		return -1;
+	}
+	for (p = args[3]; *p >= '0' && *p <= '9' && v < 1000000000000ull; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(p, units[i].unit) == 0)
+			break;
+	if (p == args[3] || i == sizeof(units) / sizeof(units[0]) || v >= 1000000000000ull) {
+		cli_printf(out, "Invalid timeout value.\n");
+		return -1;
+	}
+	ms = (v * units[i].us + 999) / 1000;
+	if (!ms || ms > INT32_MAX) {
+		cli_printf(out, "Invalid timeout value.\n");
+		return -1;
+	}
+	cli_cur->timeout_ms = (int)ms;
+	return 0;
+}
+
+static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, int level)
+{
+	static const char *const fmts[] = { "none", "number", "string" };
+
+	for (int i = 0; nargs >= 3 && i < 3; i++)
+		if (strcmp(args[2], fmts[i]) == 0) {
+			cli_cur->severity_fmt = i;
+			return 0;
+		}
+	cli_printf(out, "one of 'none', 'number', 'string' is a required argument\n");
 	return -1;
+}
+
+/* The prefix of an answer of severity <sev> under the session's
+ * `set severity-output`, as HAProxy writes it ("[3]: ", "[err]: "). */
+static void cli_prefix_severity(struct cli_sess *cs, size_t start, int sev)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "err", "warning",
+	                                     "notice", "info", "debug" };
+	char prefix[16];
+
+	if (cs->severity_fmt == CLI_SEVFMT_NONE || sev == CLI_SEV_NONE || start >= cs->out.len)
+		return;
+	if (cs->severity_fmt == CLI_SEVFMT_NUMBER)
+		snprintf(prefix, sizeof(prefix), "[%d]: ", sev);
+	else
+		snprintf(prefix, sizeof(prefix), "[%s]: ", names[sev]);
+	cli_out_insert(&cs->out, start, prefix);
 }
 
 /* ---- dispatch ---- */
@@ -207,6 +414,7 @@ static int cli_run_one(struct cli_sess *cs, char *cmd, const char *payload)
 	char *args[CLI_MAX_ARGS + 1];
 	int nargs = cli_split(cmd, args), partial;
 	const struct cli_kw *k;
+	size_t start = cs->out.len;
 	int ret;
 
 	if (!nargs)
@@ -219,17 +427,29 @@ static int cli_run_one(struct cli_sess *cs, char *cmd, const char *payload)
 			cli_printf(&cs->out, "Maybe one of these:\n");
 			for (struct cli_kw_table *t = cli_tables; t; t = t->next)
 				for (const struct cli_kw *kk = t->kws; kk->words[0]; kk++)
-					if (kk->usage && strcmp(kk->words[0], args[0]) == 0)
+					if (kk->usage && strcmp(kk->words[0], args[0]) == 0 &&
+					    (!(kk->flags & CLI_KW_EXPERIMENTAL) || cs->experimental))
 						cli_printf(&cs->out, "  %s\n", kk->usage);
 		}
+		cli_prefix_severity(cs, start, CLI_SEV_INFO);
 		return -1;
 	}
 	if (k->level > cs->level) {
 		cli_printf(&cs->out, "Permission denied\n");
+		cli_prefix_severity(cs, start, CLI_SEV_ERR);
 		return -1;
 	}
+	if ((k->flags & CLI_KW_EXPERIMENTAL) && !cs->experimental) {
+		cli_printf(&cs->out, "This command is restricted to experimental mode only.\n");
+		cli_prefix_severity(cs, start, CLI_SEV_ERR);
+		return -1;
+	}
+	cli_cur = cs;
+	cs->out.msg_sev = CLI_SEV_NONE;
 	ret = k->fn_payload ? k->fn_payload(args, nargs, payload, &cs->out, cs->level) :
 	                      k->fn(args, nargs, &cs->out, cs->level);
+	cli_cur = NULL;
+	cli_prefix_severity(cs, start, ret == -1 ? CLI_SEV_ERR : cs->out.msg_sev);
 	if (ret == CLI_RET_PROMPT) {
 		cs->prompt = !cs->prompt;
 		return 0;
@@ -425,7 +645,7 @@ static int cli_receive(struct cli_sess *cs, uint64_t now)
 
 		if (n <= 0)
 			break;
-		cs->exp = tick_add_ifset(now, global.stats_timeout_ms);
+		cs->exp = tick_add_ifset(now, cs->timeout_ms);
 	}
 	if (cs->c.flags & CONN_F_ERROR)
 		return -1;
@@ -449,7 +669,7 @@ static int cli_send(struct cli_sess *cs, uint64_t now)
 
 		if (n > 0) {
 			cs->out_sent += (size_t)n;
-			cs->exp = tick_add_ifset(now, global.stats_timeout_ms);
+			cs->exp = tick_add_ifset(now, cs->timeout_ms);
 		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			cs->c.flags &= ~CONN_F_WR_READY;
 		} else {
@@ -560,7 +780,8 @@ int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 		free(cs);
 		return -1;
 	}
-	cs->exp = tick_add_ifset(th_ctx->now_ms, global.stats_timeout_ms);
+	cs->timeout_ms = global.stats_timeout_ms;
+	cs->exp = tick_add_ifset(th_ctx->now_ms, cs->timeout_ms);
 	task_set_expire(cs->task, cs->exp);
 	return 0;
 }

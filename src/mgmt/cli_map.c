@@ -16,9 +16,17 @@
  * for the whole dump of one reference: its output grows with the map, not
  * with traffic.
  *
- * Versions ("@<ver>", prepare/commit) are not implemented: the current
- * version is always 0; "@0" is accepted where HAProxy accepts a version.
+ * Versions (HAProxy's atomic replacement): `prepare map|acl` opens a new
+ * version number; `add`, `show` and `clear` with "@<ver>" work on that
+ * version's entries, which only this module holds (a list per reference,
+ * unseen by lookups, under ver_lock: CLI sessions run on several
+ * threads); `commit` replaces the live entries with them in one edit
+ * (pat_ref_replace(): lookups see the old set or the new one) and drops
+ * the versions up to it. Entries of a pending version are checked against
+ * every index of the reference when added, as HAProxy parses them then.
+ * The current version is 0 until the first commit.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +42,8 @@ static int cli_add_map(char **args, int nargs, const char *payload, struct cli_o
 static int cli_del(char **args, int nargs, struct cli_out *out, int level);
 static int cli_set(char **args, int nargs, struct cli_out *out, int level);
 static int cli_clear(char **args, int nargs, struct cli_out *out, int level);
+static int cli_prepare(char **args, int nargs, struct cli_out *out, int level);
+static int cli_commit(char **args, int nargs, struct cli_out *out, int level);
 
 /* Reading is for everyone, as in HAProxy; editing needs "operator" (the
  * default level of a stats socket), where HAProxy 2.6 lets "user" edit. */
@@ -61,6 +71,14 @@ static const struct cli_kw map_kws[] = {
 	  "clear map <map>                         : delete every entry of a map" },
 	{ { "clear", "acl" }, CLI_LEVEL_OPERATOR, cli_clear,
 	  "clear acl <acl>                         : delete every pattern of an ACL" },
+	{ { "prepare", "map" }, CLI_LEVEL_OPERATOR, cli_prepare,
+	  "prepare map <map>                       : prepare a new version for atomic map replacement" },
+	{ { "prepare", "acl" }, CLI_LEVEL_OPERATOR, cli_prepare,
+	  "prepare acl <acl>                       : prepare a new version for atomic ACL replacement" },
+	{ { "commit", "map" }, CLI_LEVEL_OPERATOR, cli_commit,
+	  "commit map @<ver> <map>                 : commit the map at this version" },
+	{ { "commit", "acl" }, CLI_LEVEL_OPERATOR, cli_commit,
+	  "commit acl @<ver> <acl>                 : commit the ACL at this version" },
 	{ { NULL } }
 };
 CLI_REGISTER(map_kws)
@@ -89,21 +107,257 @@ static struct pat_ref *ref_find(char **args, const char *name, struct cli_out *o
 	return NULL;
 }
 
-/* Skips an optional "@<ver>" at args[*i]. Returns 0 for the current
- * version (none given, or "@0"), 1 for another one, -1 if malformed. */
-static int skip_version(char **args, int nargs, int *i)
+/* ---- versions ---- */
+
+struct ver_entry {
+	struct ver_entry *next;
+	unsigned int ver;
+	char *key, *value;
+};
+
+/* The versions of one reference (ver_lock) */
+struct ref_vers {
+	struct ref_vers *next;
+	const struct pat_ref *ref;
+	unsigned int curr, next_ver;
+	struct ver_entry *head, **tail;   /* pending entries, in order of addition */
+};
+
+static pthread_mutex_t ver_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ref_vers *all_vers;
+
+/* The versions of <ref>, created if <create>; NULL if none (or no memory).
+ * Under ver_lock. */
+static struct ref_vers *vers_of(const struct pat_ref *ref, int create)
+{
+	struct ref_vers *rv;
+
+	for (rv = all_vers; rv; rv = rv->next)
+		if (rv->ref == ref)
+			return rv;
+	if (!create || !(rv = calloc(1, sizeof(*rv))))
+		return NULL;
+	rv->ref = ref;
+	rv->tail = &rv->head;
+	rv->next = all_vers;
+	all_vers = rv;
+	return rv;
+}
+
+static void vers_drop(struct ref_vers *rv, unsigned int upto, int only)
+{
+	struct ver_entry **pp = &rv->head, *e;
+
+	while ((e = *pp)) {
+		if (only ? e->ver == upto : e->ver <= upto) {
+			*pp = e->next;
+			free(e->key);
+			free(e->value);
+			free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+	for (rv->tail = &rv->head; *rv->tail; rv->tail = &(*rv->tail)->next)
+		;
+}
+
+__attribute__((destructor)) static void vers_free_all(void)
+{
+	while (all_vers) {
+		struct ref_vers *rv = all_vers;
+
+		all_vers = rv->next;
+		vers_drop(rv, ~0u, 0);
+		free(rv);
+	}
+}
+
+/* The current and next version numbers of <ref>. */
+static void vers_numbers(const struct pat_ref *ref, unsigned int *curr, unsigned int *next)
+{
+	struct ref_vers *rv;
+
+	pthread_mutex_lock(&ver_lock);
+	rv = vers_of(ref, 0);
+	*curr = rv ? rv->curr : 0;
+	*next = rv ? rv->next_ver : 0;
+	pthread_mutex_unlock(&ver_lock);
+}
+
+/* Reads an optional "@<ver>" at args[*i], moving past it. Returns 0 and
+ * *ver (*has set if one was given), or -1 if malformed. */
+static int parse_version(char **args, int nargs, int *i, unsigned int *ver, int *has)
 {
 	const char *w = *i < nargs ? args[*i] : "";
 	char *end;
 	unsigned long v;
 
+	*has = 0;
+	*ver = 0;
 	if (w[0] != '@')
 		return 0;
 	(*i)++;
 	v = strtoul(w + 1, &end, 10);
-	if (*end || end == w + 1)
+	if (*end || end == w + 1 || v > 0xffffffffUL)
 		return -1;
-	return v != 0;
+	*ver = (unsigned int)v;
+	*has = 1;
+	return 0;
+}
+
+/* Whether an edit with @<ver> goes to the live entries (1), to a pending
+ * version (0), or is refused (-1, message printed). */
+static int version_target(char **args, const struct pat_ref *ref, int has, unsigned int ver,
+                          struct cli_out *out)
+{
+	unsigned int curr, next;
+
+	if (!has)
+		return 1;
+	vers_numbers(ref, &curr, &next);
+	if (ver == curr)
+		return 1;
+	if (ver > next) {
+		cli_printf(out, "Version number in the future, please use 'prepare %s' before.\n",
+		           args[1]);
+		return -1;
+	}
+	if (ver < curr) {
+		cli_printf(out, "Version number out of range.\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int check_one_expr(struct pat_expr *x, void *arg)
+{
+	const char **kv = arg;
+
+	return pat_check(x->match, x->flags, x->val_type, kv[0], kv[1], (char *)kv[2],
+	                 512) < 0;
+}
+
+/* Adds an entry to pending version <ver> of <ref> after checking it
+ * against every index. Returns 0, or -1 with a message in <err> (512). */
+static int version_add(struct pat_ref *ref, unsigned int ver, const char *key,
+                       const char *value, char *err)
+{
+	const char *kv[3] = { key, value, err };
+	struct ref_vers *rv;
+	struct ver_entry *e;
+
+	err[0] = '\0';
+	pat_ref_foreach_expr(ref, check_one_expr, kv);
+	if (err[0])
+		return -1;
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->key = strdup(key)) || (value && !(e->value = strdup(value)))) {
+		if (e)
+			free(e->key);
+		free(e);
+		snprintf(err, 512, "out of memory");
+		return -1;
+	}
+	e->ver = ver;
+	pthread_mutex_lock(&ver_lock);
+	rv = vers_of(ref, 1);
+	if (!rv) {
+		pthread_mutex_unlock(&ver_lock);
+		free(e->key);
+		free(e->value);
+		free(e);
+		snprintf(err, 512, "out of memory");
+		return -1;
+	}
+	*rv->tail = e;
+	rv->tail = &e->next;
+	pthread_mutex_unlock(&ver_lock);
+	return 0;
+}
+
+static int cli_prepare(char **args, int nargs, struct cli_out *out, int level)
+{
+	struct pat_ref *ref;
+	struct ref_vers *rv;
+	unsigned int v;
+
+	if (nargs < 3 || !(ref = ref_find(args, args[2], out))) {
+		if (nargs < 3)
+			cli_printf(out, "Unknown %s identifier. Please use #<id> or <file>.\n",
+			           kind_word(args));
+		return -1;
+	}
+	pthread_mutex_lock(&ver_lock);
+	rv = vers_of(ref, 1);
+	v = rv ? ++rv->next_ver : 0;
+	pthread_mutex_unlock(&ver_lock);
+	if (!rv) {
+		cli_printf(out, "Out of memory.\n");
+		return -1;
+	}
+	cli_printf(out, "New version created: %u\n", v);
+	return 0;
+}
+
+static int cli_commit(char **args, int nargs, struct cli_out *out, int level)
+{
+	unsigned int ver, n = 0;
+	struct pat_ref *ref;
+	struct ref_vers *rv;
+	struct ver_entry *e;
+	const char **keys = NULL, **values = NULL;
+	char err[512];
+	int i = 2, has, ret = 0;
+
+	if (parse_version(args, nargs, &i, &ver, &has) < 0 || (has && i >= nargs)) {
+		cli_printf(out, has ? "Missing %s identifier.\n" : "Version number out of range.\n",
+		           kind_word(args));
+		return -1;
+	}
+	if (!has) {
+		cli_printf(out, "Missing version number.\n");
+		return -1;
+	}
+	if (!(ref = ref_find(args, args[i], out)))
+		return -1;
+	/* the whole commit under ver_lock: two commits of one reference
+	 * cannot interleave (the reference's own lock is taken inside) */
+	pthread_mutex_lock(&ver_lock);
+	rv = vers_of(ref, 0);
+	if (!rv || ver <= rv->curr || ver > rv->next_ver) {
+		pthread_mutex_unlock(&ver_lock);
+		cli_printf(out, "Version number out of range.\n");
+		return -1;
+	}
+	for (e = rv->head; e; e = e->next)
+		n += e->ver == ver;
+	keys = calloc(n + 1, sizeof(*keys));
+	values = calloc(n + 1, sizeof(*values));
+	if (!keys || !values) {
+		pthread_mutex_unlock(&ver_lock);
+		free(keys);
+		free(values);
+		cli_printf(out, "Out of memory.\n");
+		return -1;
+	}
+	n = 0;
+	for (e = rv->head; e; e = e->next)
+		if (e->ver == ver) {
+			keys[n] = e->key;
+			values[n++] = e->value;
+		}
+	if (pat_ref_replace(ref, n, keys, values, err, sizeof(err)) < 0) {
+		cli_printf(out, "%s.\n", err);
+		ret = -1;
+	} else {
+		rv->curr = ver;
+		vers_drop(rv, ver, 0);
+	}
+	pthread_mutex_unlock(&ver_lock);
+	free(keys);
+	free(values);
+	return ret;
 }
 
 /* "#<ref>": the entry address printed by "show". Returns 1 and sets *id,
@@ -182,7 +436,13 @@ static int show_list(char **args, struct cli_out *out)
 			           ref->name, ref->name);
 		else
 			cli_printf(out, "%d () %s.", ref->unique_id, ref->display);
-		cli_printf(out, " curr_ver=0 next_ver=0 entry_cnt=%u\n", pat_ref_entries(ref));
+		{
+			unsigned int curr, next;
+
+			vers_numbers(ref, &curr, &next);
+			cli_printf(out, " curr_ver=%u next_ver=%u entry_cnt=%u\n", curr, next,
+			           pat_ref_entries(ref));
+		}
 	}
 	free(rs.refs);
 	return 0;
@@ -202,9 +462,10 @@ static int show_elt(const struct pat_ref_elt *e, void *arg)
 static int cli_show(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct pat_ref *ref;
-	int i = 2, ver = skip_version(args, nargs, &i);
+	unsigned int ver, curr, next;
+	int i = 2, has;
 
-	if (ver < 0) {
+	if (parse_version(args, nargs, &i, &ver, &has) < 0) {
 		cli_printf(out, "Invalid version number.\n");
 		return -1;
 	}
@@ -212,8 +473,27 @@ static int cli_show(char **args, int nargs, struct cli_out *out, int level)
 		return show_list(args, out);
 	if (!(ref = ref_find(args, args[i], out)))
 		return -1;
-	if (ver == 0)
-		pat_ref_foreach(ref, show_elt, out);   /* other versions are empty */
+	vers_numbers(ref, &curr, &next);
+	if (!has || ver == curr) {
+		pat_ref_foreach(ref, show_elt, out);
+	} else {
+		/* a pending version: its entries, named by their address as
+		 * the live ones are (the output is bounded by what the CLI
+		 * added to it) */
+		struct ref_vers *rv;
+
+		pthread_mutex_lock(&ver_lock);
+		rv = vers_of(ref, 0);
+		for (struct ver_entry *e = rv ? rv->head : NULL; e; e = e->next) {
+			if (e->ver != ver)
+				continue;
+			if (e->value)
+				cli_printf(out, "%p %s %s\n", (void *)e, e->key, e->value);
+			else
+				cli_printf(out, "%p %s\n", (void *)e, e->key);
+		}
+		pthread_mutex_unlock(&ver_lock);
+	}
 	return 0;
 }
 
@@ -284,13 +564,13 @@ static int cli_get(char **args, int nargs, struct cli_out *out, int level)
 
 static int cli_add(char **args, int nargs, struct cli_out *out, int level)
 {
-	int map = kind_flag(args) == PAT_REF_MAP, i = 2, ver = skip_version(args, nargs, &i);
+	int map = kind_flag(args) == PAT_REF_MAP, i = 2, has, live;
 	struct pat_ref *ref;
+	unsigned int ver;
 	char err[512];
 
-	if (ver != 0) {
-		cli_printf(out, ver < 0 ? "Invalid version number.\n" :
-		           "Version number in the future, please use 'prepare %s' before.\n", args[1]);
+	if (parse_version(args, nargs, &i, &ver, &has) < 0) {
+		cli_printf(out, "Invalid version number.\n");
 		return -1;
 	}
 	if (nargs - i < (map ? 3 : 2)) {
@@ -306,6 +586,15 @@ static int cli_add(char **args, int nargs, struct cli_out *out, int level)
 		           "command 'add map' to add values.\n");
 		return -1;
 	}
+	if ((live = version_target(args, ref, has, ver, out)) < 0)
+		return -1;
+	if (!live) {
+		if (version_add(ref, ver, args[i + 1], map ? args[i + 2] : NULL, err) < 0) {
+			cli_printf(out, "%s.\n", err);
+			return -1;
+		}
+		return 0;
+	}
 	if (pat_ref_add(ref, args[i + 1], map ? args[i + 2] : NULL, err, sizeof(err)) < 0) {
 		cli_printf(out, "%s.\n", err);
 		return -1;
@@ -320,16 +609,15 @@ static int cli_add(char **args, int nargs, struct cli_out *out, int level)
 static int cli_add_map(char **args, int nargs, const char *payload, struct cli_out *out,
                        int level)
 {
-	int i = 2, ver;
+	int i = 2, has, live;
 	struct pat_ref *ref;
+	unsigned int ver;
 	char err[512];
 
 	if (!payload)
 		return cli_add(args, nargs, out, level);
-	ver = skip_version(args, nargs, &i);
-	if (ver != 0) {
-		cli_printf(out, ver < 0 ? "Invalid version number.\n" :
-		           "Version number in the future, please use 'prepare map' before.\n");
+	if (parse_version(args, nargs, &i, &ver, &has) < 0) {
+		cli_printf(out, "Invalid version number.\n");
 		return -1;
 	}
 	if (i >= nargs) {
@@ -338,6 +626,8 @@ static int cli_add_map(char **args, int nargs, const char *payload, struct cli_o
 		return -1;
 	}
 	if (!(ref = ref_find(args, args[i], out)))
+		return -1;
+	if ((live = version_target(args, ref, has, ver, out)) < 0)
 		return -1;
 	while (*payload) {
 		const char *eol = strchr(payload, '\n'), *k, *v;
@@ -364,7 +654,8 @@ static int cli_add_map(char **args, int nargs, const char *payload, struct cli_o
 			return -1;
 		}
 		*ke = '\0';
-		if (pat_ref_add(ref, k, v, err, sizeof(err)) < 0) {
+		if (live ? pat_ref_add(ref, k, v, err, sizeof(err)) < 0 :
+		           version_add(ref, ver, k, v, err) < 0) {
 			cli_printf(out, "%s.\n", err);
 			free(line);
 			return -1;
@@ -430,10 +721,11 @@ static int cli_set(char **args, int nargs, struct cli_out *out, int level)
 
 static int cli_clear(char **args, int nargs, struct cli_out *out, int level)
 {
-	int i = 2, ver = skip_version(args, nargs, &i);
+	int i = 2, has;
+	unsigned int ver, curr, next;
 	struct pat_ref *ref;
 
-	if (ver < 0) {
+	if (parse_version(args, nargs, &i, &ver, &has) < 0) {
 		cli_printf(out, "Invalid version number.\n");
 		return -1;
 	}
@@ -443,7 +735,18 @@ static int cli_clear(char **args, int nargs, struct cli_out *out, int level)
 	}
 	if (!(ref = ref_find(args, args[i], out)))
 		return -1;
-	if (ver == 0)
-		pat_ref_clear(ref);   /* other versions are empty already */
+	vers_numbers(ref, &curr, &next);
+	if (!has || ver == curr) {
+		pat_ref_clear(ref);
+	} else {
+		/* a pending version (a future one is empty: nothing to do) */
+		struct ref_vers *rv;
+
+		pthread_mutex_lock(&ver_lock);
+		rv = vers_of(ref, 0);
+		if (rv)
+			vers_drop(rv, ver, 1);
+		pthread_mutex_unlock(&ver_lock);
+	}
 	return 0;
 }

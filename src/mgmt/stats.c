@@ -63,7 +63,7 @@ static const struct cli_kw stats_kws[] = {
 	{ { "show", "version" }, CLI_LEVEL_USER, cli_show_version,
 	  "show version                            : show version of the current process" },
 	{ { "set", "server" }, CLI_LEVEL_ADMIN, cli_set_server,
-	  "set server <bk>/<srv> state|weight ...  : change a server's state or weight" },
+	  "set server <bk>/<srv> [opts]            : change a server's state, weight or health" },
 	{ { "enable", "server" }, CLI_LEVEL_ADMIN, cli_enable_disable_server,
 	  "enable server <bk>/<srv>                : enable a disabled server (set state ready)" },
 	{ { "disable", "server" }, CLI_LEVEL_ADMIN, cli_enable_disable_server,
@@ -142,6 +142,14 @@ static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
 	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
 	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_req));
+	cli_printf(out, "ConnRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
+	                                                 (uint32_t)clock_mono_ms()));
+	cli_printf(out, "ConnRateLimit: %d\n", global.maxconnrate);
+	cli_printf(out, "MaxConnRate: %u\n", atomic_load(&global.conn_rate_max));
+	cli_printf(out, "SessRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
+	                                                 (uint32_t)clock_mono_ms()));
+	cli_printf(out, "SessRateLimit: %d\n", global.maxsessrate);
+	cli_printf(out, "MaxSessRate: %u\n", atomic_load(&global.conn_rate_max));
 	cli_printf(out, "Tasks: %d\n", tasks);
 	cli_printf(out, "Run_queue: %d\n", run_queue);
 	cli_printf(out, "node: %s\n", global.node ? global.node : "");
@@ -373,13 +381,25 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_u64(r, ST_DREQ, atomic_load(&px->fe_cnt.denied_req));
 	row_set(r, ST_DRESP, "0");
 	row_u64(r, ST_EREQ, atomic_load(&px->fe_cnt.failed_req));
-	row_set(r, ST_STATUS, "%s", px->disabled || atomic_load(&global.stopping) ? "STOP" : "OPEN");
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_LIM, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	{
+		int st = atomic_load(&px->fe_state);
+
+		row_set(r, ST_STATUS, "%s", px->disabled || st == PX_FE_STOPPED ||
+		        atomic_load(&global.stopping) ? "STOP" : st == PX_FE_PAUSED ? "PAUSED" : "OPEN");
+	}
+	{
+		/* sessions and connections per second: one counter for both
+		 * (sluice starts a session with each accepted connection) */
+		uint32_t rate = freq_ctr_read(&px->fe_sess_rate, 1000, (uint32_t)clock_mono_ms());
+		uint32_t max = atomic_load(&px->fe_sess_rate_max);
+
+		row_set(r, ST_RATE, "%u", rate);
+		row_set(r, ST_RATE_LIM, "%d", px->fe_rate_lim);
+		row_set(r, ST_RATE_MAX, "%u", max);
+		row_set(r, ST_CONN_RATE, "%u", rate);
+		row_set(r, ST_CONN_RATE_MAX, "%u", max);
+	}
 	row_u64(r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
-	row_set(r, ST_CONN_RATE, "0");
-	row_set(r, ST_CONN_RATE_MAX, "0");
 	row_set(r, ST_DCON, "0");
 	row_set(r, ST_DSES, "0");
 	row_comp(r, c);
@@ -393,7 +413,8 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 {
 	struct check_state st;
-	int admin = atomic_load(&s->admin), checked = s->check != NULL;
+	int admin = atomic_load(&s->admin);
+	int checked = s->check != NULL && !atomic_load(&s->chk_disabled);
 	char status[32];
 
 	srv_check_snapshot(s, &st);
@@ -626,18 +647,38 @@ static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, i
 
 /* ---- show activity ---- */
 
+/* The counters at the last `clear counters`: each thread's act is written
+ * by that thread only, so the CLI subtracts a baseline instead of writing
+ * it. act_base_lock serialises CLI sessions of several threads. */
+static struct activity act_base[MAX_THREADS];
+static pthread_mutex_t act_base_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void stats_activity_clear(void)
+{
+	pthread_mutex_lock(&act_base_lock);
+	for (int i = 0; i < global.nbthread; i++)
+		act_base[i] = thread_ctx[i].act;
+	pthread_mutex_unlock(&act_base_lock);
+}
+
 static int cli_show_activity(char **args, int nargs, struct cli_out *out, int level)
 {
 #define ACT_ROW(label, field) do { \
 		uint64_t tot = 0; \
 		for (int i = 0; i < global.nbthread; i++) \
-			tot += thread_ctx[i].act.field; \
+			tot += thread_ctx[i].act.field - base[i].field; \
 		cli_printf(out, "%-16s %llu [", label ":", (unsigned long long)tot); \
 		for (int i = 0; i < global.nbthread; i++) \
-			cli_printf(out, " %llu", (unsigned long long)thread_ctx[i].act.field); \
+			cli_printf(out, " %llu", \
+			           (unsigned long long)(thread_ctx[i].act.field - base[i].field)); \
 		cli_printf(out, " ]\n"); \
 	} while (0)
 
+	struct activity base[MAX_THREADS];   /* a copy, taken under the lock */
+
+	pthread_mutex_lock(&act_base_lock);
+	memcpy(base, act_base, sizeof(base));
+	pthread_mutex_unlock(&act_base_lock);
 	cli_printf(out, "thread_id: %d (1..%d)\n", th_ctx ? th_ctx->tid + 1 : 0, global.nbthread);
 	cli_printf(out, "queue_wakeup: %s\n", sched_shared_runqueue ? "shared-runqueue" : "instant");
 	ACT_ROW("loops", loops);
@@ -701,12 +742,33 @@ static int cli_show_env(char **args, int nargs, struct cli_out *out, int level)
 
 /* ---- setters ---- */
 
-static struct server *find_server_arg(const char *arg, struct cli_out *out)
+/* "#<id>" names a proxy by its id (iid), as HAProxy allows. */
+struct proxy *stats_find_proxy_arg(const char *arg, unsigned int cap)
+{
+	struct list *pos, *nxt;
+	char *end;
+	long id;
+
+	if (arg[0] != '#')
+		return proxy_find(arg, cap);
+	id = strtol(arg + 1, &end, 10);
+	if (end == arg + 1 || *end)
+		return NULL;
+	list_for_each_safe(pos, nxt, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (px->uuid == id && (px->cap & cap))
+			return px;
+	}
+	return NULL;
+}
+
+struct server *stats_find_server_arg(const char *arg, struct cli_out *out)
 {
 	char name[256];
 	const char *slash = strchr(arg, '/');
 	struct proxy *be;
-	struct server *s;
+	struct server *s = NULL;
 
 	if (!slash || (size_t)(slash - arg) >= sizeof(name)) {
 		cli_printf(out, "Require 'backend/server'.\n");
@@ -714,35 +776,94 @@ static struct server *find_server_arg(const char *arg, struct cli_out *out)
 	}
 	memcpy(name, arg, (size_t)(slash - arg));
 	name[slash - arg] = '\0';
-	be = proxy_find(name, PX_CAP_BE);
+	be = stats_find_proxy_arg(name, PX_CAP_BE);
 	if (!be) {
 		cli_printf(out, "No such backend.\n");
 		return NULL;
 	}
-	s = server_find(be, slash + 1);
+	if (slash[1] == '#') {
+		char *end;
+		long id = strtol(slash + 2, &end, 10);
+
+		for (int i = 0; end != slash + 2 && !*end && i < be->nsrv; i++)
+			if (be->srv[i]->puid == id)
+				s = be->srv[i];
+	} else {
+		s = server_find(be, slash + 1);
+	}
 	if (!s)
 		cli_printf(out, "No such server.\n");
 	return s;
 }
 
+
+/* HAProxy's messages, two of them without their LF (as HAProxy 2.6 prints
+ * them: the answer then lacks its empty line). */
+int stats_set_weight(struct server *s, const char *arg, struct cli_out *out)
+{
+	char *end;
+	long w;
+
+	if (!arg || !*arg) {
+		cli_printf(out, "Require <weight> or <weight%%>.\n");
+		return -1;
+	}
+	w = strtol(arg, &end, 10);
+	if (end == arg) {
+		cli_printf(out, "Empty weight string empty or preceded by garbage");
+		return -1;
+	}
+	if (*end == '%') {
+		if (end[1]) {
+			cli_printf(out, "Trailing garbage in weight string");
+			return -1;
+		}
+		if (w < 0) {
+			cli_printf(out, "Relative weight must be positive.\n");
+			return -1;
+		}
+		w = (long)s->iweight * (w > 100000 ? 100000 : w) / 100;
+		if (w > SRV_WEIGHT_MAX)
+			w = SRV_WEIGHT_MAX;
+	} else if (*end) {
+		cli_printf(out, "Trailing garbage in weight string");
+		return -1;
+	} else if (w < 0 || w > SRV_WEIGHT_MAX) {
+		cli_printf(out, "Absolute weight can only be between 0 and %d inclusive.\n",
+		           SRV_WEIGHT_MAX);
+		return -1;
+	}
+	if (s->be->lb_algo == LB_STATIC_RR && w != 0 && w != s->iweight) {
+		cli_printf(out, "Backend is using a static LB algorithm and only accepts "
+		           "weights '0%%' and '100%%'.\n");
+		return -1;
+	}
+	atomic_store(&s->uweight, (int)w);
+	if (w)
+		queue_kick(s);
+	return 0;
+}
+
 static int cli_set_server(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct server *s;
+	const char *val;
 
-	if (nargs < 5) {
+	if (nargs < 4) {
 		cli_printf(out, "usage: set server <backend>/<server> state ready|drain|maint | "
-		           "weight <0-256>[%%]\n");
+		           "weight <0-256>[%%] | health up|stopping|down\n");
 		return -1;
 	}
-	s = find_server_arg(args[2], out);
+	s = stats_find_server_arg(args[2], out);
 	if (!s)
 		return -1;
+	val = nargs > 4 ? args[4] : "";
 	if (strcmp(args[3], "state") == 0) {
-		if (!strcmp(args[4], "ready"))
+		if (!strcmp(val, "ready"))
 			srv_set_admin(s, SRV_ADMIN_READY);
-		else if (!strcmp(args[4], "drain"))
+		else if (!strcmp(val, "drain"))
 			srv_set_admin(s, SRV_ADMIN_DRAIN);
-		else if (!strcmp(args[4], "maint"))
+		else if (!strcmp(val, "maint"))
 			srv_set_admin(s, SRV_ADMIN_MAINT);
 		else {
 			cli_printf(out, "'set server <srv> state' expects 'ready', 'drain' and 'maint'.\n");
@@ -750,30 +871,25 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 		}
 		return 0;
 	}
-	if (strcmp(args[3], "weight") == 0) {
-		char *end;
-		long w = strtol(args[4], &end, 10);
+	if (strcmp(args[3], "weight") == 0)
+		return stats_set_weight(s, val, out);
+	if (strcmp(args[3], "health") == 0) {
+		static const char *const ops[] = { [SRV_OP_UP] = "up", [SRV_OP_DOWN] = "down",
+		                                   [SRV_OP_NOLB] = "stopping" };
 
-		if (end == args[4] || (*end && strcmp(end, "%") != 0) || w < 0) {
-			cli_printf(out, "Require <weight> or <weight%%>.\n");
-			return -1;
-		}
-		if (*end == '%')
-			w = (long)s->iweight * w / 100;
-		if (w > SRV_WEIGHT_MAX) {
-			cli_printf(out, "Absolute weight can only be between 0 and %d inclusive.\n",
-			           SRV_WEIGHT_MAX);
-			return -1;
-		}
-		if (s->be->lb_algo == LB_STATIC_RR && w != 0 && w != s->iweight) {
-			cli_printf(out, "Backend is using a static LB algorithm and only accepts "
-			           "weights '0%%' and '100%%'.\n");
-			return -1;
-		}
-		atomic_store(&s->uweight, (int)w);
-		if (w)
-			queue_kick(s);
-		return 0;
+		for (int op = 0; op < 3; op++)
+			if (strcmp(val, ops[op]) == 0) {
+				srv_set_health(s, op);
+				return 0;
+			}
+		cli_printf(out, "'set server <srv> health' expects 'up', 'stopping', or 'down'.\n");
+		return -1;
+	}
+	if (strcmp(args[3], "agent") == 0) {
+		/* sluice has no agent checks: HAProxy's answer for a server
+		 * without one */
+		cli_printf(out, "agent checks are not enabled on this server.\n");
+		return -1;
 	}
 	cli_printf(out, "'set server <srv>' only supports 'state' and 'weight' in this "
 	           "version of sluice.\n");
@@ -788,7 +904,7 @@ static int cli_enable_disable_server(char **args, int nargs, struct cli_out *out
 		cli_printf(out, "Require 'backend/server'.\n");
 		return -1;
 	}
-	s = find_server_arg(args[2], out);
+	s = stats_find_server_arg(args[2], out);
 	if (!s)
 		return -1;
 	srv_set_admin(s, strcmp(args[0], "enable") == 0 ? SRV_ADMIN_READY : SRV_ADMIN_MAINT);
@@ -820,7 +936,7 @@ static int cli_set_maxconn(char **args, int nargs, struct cli_out *out, int leve
 		return 0;
 	}
 	if (strcmp(args[2], "frontend") == 0) {
-		struct proxy *fe = proxy_find(args[3], PX_CAP_FE);
+		struct proxy *fe = stats_find_proxy_arg(args[3], PX_CAP_FE);
 
 		if (!fe) {
 			cli_printf(out, "No such frontend.\n");
@@ -831,7 +947,7 @@ static int cli_set_maxconn(char **args, int nargs, struct cli_out *out, int leve
 		return 0;
 	}
 	if (strcmp(args[2], "server") == 0) {
-		struct server *s = find_server_arg(args[3], out);
+		struct server *s = stats_find_server_arg(args[3], out);
 
 		if (!s)
 			return -1;

@@ -294,6 +294,8 @@ void conn_apply_sockopts(int fd, const struct conn_sockopts *o)
 	if (o->nolinger)
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &(struct linger){ 1, 0 },
 		           sizeof(struct linger));
+	if (o->user_timeout_ms)
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &o->user_timeout_ms, sizeof(int));
 }
 
 int conn_connect(struct conn *c, const struct sockaddr_storage *dst, socklen_t len)
@@ -318,6 +320,9 @@ int conn_connect_opts(struct conn *c, const struct sockaddr_storage *dst, sockle
 		conn_apply_sockopts(fd, o);
 		if (o->smart)
 			setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &(int){ 0 }, sizeof(int));
+		/* the first data leave with the SYN when the server allows it */
+		if (o->tfo)
+			setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof(one));
 		/* source: the port is the kernel's choice at connect() time */
 		if (o->src.ss_family == dst->ss_family) {
 			setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));

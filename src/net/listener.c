@@ -21,6 +21,16 @@
  * no descriptor left (EMFILE: idle server connections took the room that
  * maxconn leaves) closes an idle connection of this thread and tries again,
  * or pauses until other threads closed theirs (fd_budget_reclaim()).
+ *
+ * Frontend admin state (disable/enable/shutdown frontend): the CLI writes
+ * fe->fe_state and acts on sockets at the kernel level only (shutdown() to
+ * stop listening, listen() to start again: system calls on a descriptor
+ * that stays open), under fd_lock, which also covers every close of a
+ * per-thread socket and its fds[i] = -1, so that the CLI never acts on a
+ * descriptor number being closed and reused. It then wakes every thread's
+ * admin task, which unregisters (disabled[i]) or re-registers its own
+ * sockets, and closes them after a shutdown. accept_cb() checks the state
+ * first, so a socket reported readable meanwhile unregisters itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,10 +56,86 @@ struct list listeners = LIST_HEAD_INIT(listeners);
 static _Atomic int nb_paused;                 /* listener/thread pairs paused */
 static struct task *resume_task[MAX_THREADS];
 static struct task *stop_task[MAX_THREADS];
+static struct task *admin_task[MAX_THREADS];
+static struct sl_lock fd_lock = SL_LOCK_INIT(LK_OTHER, "listener_fds");
+
+static int fe_state(const struct listener *l)
+{
+	return l->fe ? atomic_load_explicit(&l->fe->fe_state, memory_order_relaxed) : PX_FE_READY;
+}
+
+/* Closes this thread's own socket of <l>. Owner only. */
+static void listener_close_own(struct listener *l, int tid)
+{
+	if (l->shared_fd >= 0 || l->fds[tid] < 0)
+		return;
+	lock_take(&fd_lock);
+	close(l->fds[tid]);
+	l->fds[tid] = -1;
+	lock_release(&fd_lock);
+	fd_budget_closed();
+}
+
+/* Unregisters <l> on this thread because its frontend is disabled or shut
+ * down. Owner only. */
+static void listener_disable_here(struct listener *l, int tid)
+{
+	if (l->active[tid])
+		poller_del(&l->ph[tid]);
+	if (l->paused[tid])
+		atomic_fetch_sub(&nb_paused, 1);
+	if (l->active[tid] || l->paused[tid])
+		l->disabled[tid] = 1;
+	l->active[tid] = l->paused[tid] = 0;
+	if (fe_state(l) == PX_FE_STOPPED) {
+		l->disabled[tid] = 0;   /* for good */
+		listener_close_own(l, tid);
+	}
+}
 
 static int thread_allowed(const struct bind_conf *bc, int tid)
 {
 	return !bc->thread_mask || (bc->thread_mask & (1ull << tid));
+}
+
+/* Milliseconds until the accept rates (maxconnrate, maxsessrate, the
+ * frontend's rate-limit sessions) let <l> accept again: 0 when they do now.
+ * Only read when a limit is set: no shared cache line per accept else. */
+static uint32_t rate_wait(const struct listener *l)
+{
+	uint32_t now = (uint32_t)th_ctx->now_ms, w = 0, v;
+	int glim = global.maxconnrate;
+
+	if (!l->fe)
+		return 0;
+	if (global.maxsessrate && (!glim || global.maxsessrate < glim))
+		glim = global.maxsessrate;
+	if (glim && (v = freq_ctr_wait(&global.conn_rate, 1000, now, (uint32_t)glim)) > w)
+		w = v;
+	if (l->fe->fe_rate_lim &&
+	    (v = freq_ctr_wait(&l->fe->fe_sess_rate, 1000, now, (uint32_t)l->fe->fe_rate_lim)) > w)
+		w = v;
+	return w;
+}
+
+/* One more accepted connection in the rates. */
+static void rate_count(struct listener *l)
+{
+	uint32_t now = (uint32_t)th_ctx->now_ms, r, m;
+
+	if (!l->fe)
+		return;
+	freq_ctr_add(&global.conn_rate, 1000, now, 1);
+	freq_ctr_add(&l->fe->fe_sess_rate, 1000, now, 1);
+	/* the peaks of show stat and show info: a read and, rarely, a CAS */
+	r = freq_ctr_read(&l->fe->fe_sess_rate, 1000, now);
+	m = atomic_load_explicit(&l->fe->fe_sess_rate_max, memory_order_relaxed);
+	while (r > m && !atomic_compare_exchange_weak(&l->fe->fe_sess_rate_max, &m, r))
+		;
+	r = freq_ctr_read(&global.conn_rate, 1000, now);
+	m = atomic_load_explicit(&global.conn_rate_max, memory_order_relaxed);
+	while (r > m && !atomic_compare_exchange_weak(&global.conn_rate_max, &m, r))
+		;
 }
 
 static int limits_reached(struct listener *l)
@@ -62,6 +148,8 @@ static int limits_reached(struct listener *l)
 		if (atomic_load(&global.actconn) >= gmax)
 			return 1;
 		if (atomic_load(&l->fe->feconn) >= femax)
+			return 1;
+		if ((global.maxconnrate || global.maxsessrate || l->fe->fe_rate_lim) && rate_wait(l))
 			return 1;
 	} else if (atomic_load(&global.cli_conns) >= global.stats_maxconn) {
 		return 1;
@@ -123,6 +211,10 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 	int tid = th_ctx->tid;
 	int budget = global.maxaccept > 0 ? global.maxaccept : 64;
 
+	if (fe_state(l) != PX_FE_READY) {
+		listener_disable_here(l, tid);
+		return;
+	}
 	while (budget-- > 0) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
@@ -138,6 +230,8 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 			 * consistent) */
 			if (!limits_reached(l))
 				task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
+			else if (rate_wait(l))   /* a rate limit: nothing ends it but time */
+				task_set_expire(resume_task[tid], th_ctx->now_ms + rate_wait(l));
 			return;
 		}
 		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -161,6 +255,9 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		 * client's (delayed) ACK of the previous one */
 		if (from.ss_family == AF_INET || from.ss_family == AF_INET6) {
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+			if (l->bc->tcp_ut_ms)
+				setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &l->bc->tcp_ut_ms,
+				           sizeof(int));
 			if (l->fe) {
 				conn_apply_sockopts(fd, &l->fe->cli_so);
 				if (l->fe->cli_so.smart)
@@ -172,6 +269,7 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
 		atomic_fetch_add(&global.cum_conns, 1);
+		rate_count(l);
 		if (l->on_accept(l, fd, &from) < 0)
 			listener_conn_closed(l);
 	}
@@ -182,18 +280,28 @@ static struct task *resume_process(struct task *t, void *ctx, unsigned int state
 {
 	int tid = th_ctx->tid;
 	struct list *pos, *tmp;
+	uint32_t next = 0;
 
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
 
-		if (!l->paused[tid] || l->closed || limits_reached(l))
+		if (!l->paused[tid] || l->closed || fe_state(l) != PX_FE_READY)
 			continue;
+		if (limits_reached(l)) {
+			uint32_t w = rate_wait(l);
+
+			/* paused for a rate: try again when it has fallen */
+			if (w && (!next || w < next))
+				next = w;
+			continue;
+		}
 		if (poller_add(&l->ph[tid], listen_events(l)) == 0) {
 			l->paused[tid] = 0;
 			l->active[tid] = 1;
 			atomic_fetch_sub(&nb_paused, 1);
 		}
 	}
+	task_set_expire(t, next ? th_ctx->now_ms + next : 0);
 	return t;
 }
 
@@ -239,12 +347,8 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 			poller_del(&l->ph[tid]);
 		if (l->paused[tid])
 			atomic_fetch_sub(&nb_paused, 1);
-		l->active[tid] = l->paused[tid] = 0;
-		if (l->shared_fd < 0 && l->fds[tid] >= 0) {
-			close(l->fds[tid]);
-			fd_budget_closed();
-			l->fds[tid] = -1;
-		}
+		l->active[tid] = l->paused[tid] = l->disabled[tid] = 0;
+		listener_close_own(l, tid);
 		l->closed = 1;
 	}
 	return t;
@@ -257,6 +361,90 @@ void listeners_soft_stop(void)
 			task_wakeup(stop_task[i], TASK_WOKEN_OTHER);
 }
 
+/* Bulk task of each thread: applies the frontends' admin states to its
+ * own listeners. */
+static struct task *admin_process(struct task *t, void *ctx, unsigned int state)
+{
+	int tid = th_ctx->tid;
+	struct list *pos, *tmp;
+
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		if (!l->fe || l->closed)
+			continue;
+		if (fe_state(l) != PX_FE_READY) {
+			listener_disable_here(l, tid);
+			continue;
+		}
+		if (!l->disabled[tid])
+			continue;
+		l->disabled[tid] = 0;
+		if (limits_reached(l) || poller_add(&l->ph[tid], listen_events(l)) < 0) {
+			/* a limit (or no room in epoll): the resume task retries */
+			l->paused[tid] = 1;
+			atomic_fetch_add(&nb_paused, 1);
+			task_wakeup(resume_task[tid], TASK_WOKEN_OTHER);
+			continue;
+		}
+		l->active[tid] = 1;
+	}
+	return t;
+}
+
+static int listener_backlog(const struct bind_conf *bc)
+{
+	return bc->backlog > 0 ? bc->backlog : (bc->maxconn > 0 ? bc->maxconn : 1024);
+}
+
+int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen)
+{
+	struct list *pos, *tmp;
+	int failed = 0;
+
+	/* stopping: the state first, so that a thread woken by a socket shut
+	 * down below unregisters it at once (accept_cb()) instead of failing
+	 * accept() in a loop; resuming: the state once the sockets listen */
+	if (state != PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
+	lock_take(&fd_lock);
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		/* Only the SO_REUSEPORT TCP sockets sluice bound itself stop
+		 * listening (a TCP socket without SO_REUSEPORT cannot listen
+		 * again). An inherited socket (fd@) is shared with the process
+		 * that passed it, and a UNIX socket cannot be made to refuse:
+		 * both are only unregistered, their clients wait in the backlog
+		 * until the frontend is enabled, as with HAProxy. */
+		if (l->fe != fe || l->closed || l->bc->addr.kind != ADDR_INET || l->shared_fd >= 0)
+			continue;
+		for (int i = 0; i < global.nbthread; i++) {
+			int fd = l->fds[i];
+
+			if (fd < 0)
+				continue;
+			if (state == PX_FE_READY) {
+				if (listen(fd, listener_backlog(l->bc)) < 0)
+					failed = errno;
+			} else {
+				shutdown(fd, SHUT_RD);
+			}
+		}
+	}
+	lock_release(&fd_lock);
+	if (state == PX_FE_READY)
+		atomic_store(&fe->fe_state, state);
+	for (int i = 0; i < global.nbthread; i++)
+		if (admin_task[i])
+			task_wakeup(admin_task[i], TASK_WOKEN_OTHER);
+	if (failed) {
+		snprintf(err, errlen, "%s", strerror(failed));
+		return -1;
+	}
+	return 0;
+}
+
 /* Per-thread start-up: create the thread's tasks, register its sockets. */
 static int listeners_thread_init(int tid)
 {
@@ -264,7 +452,8 @@ static int listeners_thread_init(int tid)
 
 	resume_task[tid] = task_new(resume_process, NULL, tid, TC_BULK, "listener_resume");
 	stop_task[tid] = task_new(stop_process, NULL, tid, TC_BULK, "listener_stop");
-	if (!resume_task[tid] || !stop_task[tid])
+	admin_task[tid] = task_new(admin_process, NULL, tid, TC_BULK, "listener_admin");
+	if (!resume_task[tid] || !stop_task[tid] || !admin_task[tid])
 		return -1;
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
@@ -333,6 +522,14 @@ static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err,
 	}
 	if (a->kind == ADDR_UNIX && bc->mode_perm >= 0)
 		chmod(((const struct sockaddr_un *)&a->ss)->sun_path, (mode_t)bc->mode_perm);
+	if (a->kind == ADDR_INET) {
+		if (bc->tfo)
+			setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &backlog, sizeof(backlog));
+		if (bc->defer_accept)
+			setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof(one));
+		if (bc->mss)
+			setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &bc->mss, sizeof(bc->mss));
+	}
 	if (listen(fd, backlog) < 0) {
 		snprintf(err, errlen, "cannot listen on [%s]: %s", bc->addr_str, strerror(errno));
 		close(fd);

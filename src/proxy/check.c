@@ -92,9 +92,14 @@ struct srv_check {
 };
 
 static int kw_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_max_spread_checks(struct cfg_ctx *, char **, int, char *, size_t);
+
+/* max-spread-checks: the first checks spread over at most this (ms, 0: no bound) */
+static int max_spread_ms;
 
 static const struct cfg_kw check_kws[] = {
 	{ "spread-checks", NULL, CFG_SEC_GLOBAL, kw_spread_checks },
+	{ "max-spread-checks", NULL, CFG_SEC_GLOBAL, kw_max_spread_checks },
 	{ NULL }
 };
 CFG_REGISTER(check_kws)
@@ -287,6 +292,16 @@ static int kw_spread_checks(struct cfg_ctx *ctx, char **args, int nargs, char *e
 	return 0;
 }
 
+static int kw_max_spread_checks(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                                size_t errlen)
+{
+	if (nargs != 2) {
+		snprintf(err, errlen, "'%s' expects an integer argument.", args[0]);
+		return -1;
+	}
+	return cfg_parse_time_ms(args[1], &max_spread_ms, err, errlen);
+}
+
 int check_next_interval(const struct server *s, const struct check_state *st)
 {
 	const struct check_conf *c = &s->chk;
@@ -311,6 +326,8 @@ int check_state_bits(const struct server *s)
 	 * maintenance, CHK_ST_INPROGRESS while a check runs */
 	if (!s->check)
 		return 0;
+	if (atomic_load(&((struct server *)s)->chk_disabled))   /* not CHK_ST_ENABLED */
+		return 0x02 | (atomic_load(&s->check->running) ? 0x01 : 0);
 	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
 	       (atomic_load(&s->check->running) ? 0x01 : 0);
 }
@@ -465,7 +482,7 @@ static void check_start(struct srv_check *c, uint64_t now)
 	atomic_store(&c->running, 1);
 	srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
-	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->be->srv_so) < 0) {
+	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->so) < 0) {
 		int e = errno;
 
 		check_conclude_errno(c, e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM ?
@@ -764,8 +781,9 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
-	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT) {
-		/* paused while in maintenance; leaving it wakes us */
+	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
+		/* paused while in maintenance or disabled; leaving it wakes
+		 * us, enabling it lets the next interval run it */
 		c->next_ms = now + (uint64_t)c->srv->chk.inter;
 		task_set_expire(t, c->next_ms);
 		return t;
@@ -880,6 +898,10 @@ static void check_spread_first(void)
 				min_inter = inter;
 		}
 	}
+	if (max_spread_ms && min_inter > max_spread_ms)
+		min_inter = max_spread_ms;
+	if (max_spread_ms && min_inter > max_spread_ms)
+		min_inter = max_spread_ms;
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 

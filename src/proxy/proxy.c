@@ -22,6 +22,7 @@
 #include <sluice/http/comp.h>
 #include <sluice/mgmt/stats_page.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 
 /* the socket settings and `id` keywords (px_sock.c) register from a
@@ -103,6 +104,7 @@ static void proxy_set_defaults(struct proxy *px)
 	list_init(&px->binds);
 	list_init(&px->use_backends);
 	list_init(&px->use_servers);
+	list_init(&px->stick_rules);
 	list_init(&px->http_req_rules);
 	list_init(&px->http_res_rules);
 	list_init(&px->http_after_rules);
@@ -164,6 +166,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->cli_so = def->cli_so;
 	px->srv_so = def->srv_so;
 	px->backlog = def->backlog;
+	px->fe_rate_lim = def->fe_rate_lim;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
@@ -909,8 +912,7 @@ static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t err
 static int bind_unsupported(const char *o)
 {
 	static const char *const names[] = {
-		"tfo", "transparent",
-		"interface", "namespace", "defer-accept", "mss",
+		"transparent", "interface", "namespace",
 		"quic-cc-algo", "process", "nice", NULL
 	};
 
@@ -946,6 +948,35 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 				         "and 'h2').", args[i]);
 				return -1;
 			}
+			continue;
+		}
+		if (strcmp(o, "tfo") == 0 || strcmp(o, "defer-accept") == 0) {
+			*(o[0] == 't' ? &bc->tfo : &bc->defer_accept) = 1;
+			continue;
+		}
+		if (strcmp(o, "mss") == 0 || strcmp(o, "tcp-ut") == 0) {
+			int ms;
+
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (o[0] == 't') {
+				if (cfg_parse_time_ms(args[i], &ms, err, errlen) < 0)
+					return -1;
+				bc->tcp_ut_ms = ms;
+				continue;
+			}
+			/* HAProxy: a negative MSS means "at most" in its build; sluice
+			 * sets the value as written */
+			v = strtol(args[i], NULL, 10);
+			if (v < 1 || v > 65535) {
+				snprintf(err, errlen, "'mss' expects an MSS between 1 and 65535, got '%s'.",
+				         args[i]);
+				return -1;
+			}
+			bc->mss = (int)v;
 			continue;
 		}
 		if (strcmp(o, "v4v6") == 0 || strcmp(o, "v6only") == 0) {
@@ -1316,7 +1347,7 @@ static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struc
 	return 1;
 }
 
-static int resolve_fetch_names(struct smp_args *args, const char *kw,
+static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
                                const struct smp_origin *o, void *priv)
 {
 	int errors = 0;
@@ -1326,6 +1357,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw,
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_TAB)
+			errors += stktable_resolve_arg(&args->a[i], i, kw, conv, o);
 	}
 	return errors;
 }

@@ -16,6 +16,7 @@
 #include <sluice/net/addr.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
 
 #define KW_ARGS struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen
 
@@ -27,6 +28,7 @@ static int kw_no_delay(KW_ARGS);
 static int kw_backlog(KW_ARGS);
 static int kw_source(KW_ARGS);
 static int kw_id(KW_ARGS);
+static int kw_rate_limit(KW_ARGS);
 
 static const struct cfg_kw px_sock_kws[] = {
 	{ "option", "tcpka",             CFG_SEC_PROXY, kw_tcpka, 1 },
@@ -45,6 +47,7 @@ static const struct cfg_kw px_sock_kws[] = {
 	{ "backlog", NULL,               CFG_SEC_FE,    kw_backlog },
 	{ "source",  NULL,               CFG_SEC_BE,    kw_source },
 	{ "id",      NULL,               CFG_SEC_FRONTEND | CFG_SEC_BACKEND | CFG_SEC_LISTEN, kw_id },
+	{ "rate-limit", "sessions",      CFG_SEC_FE,    kw_rate_limit },
 	{ NULL }
 };
 CFG_REGISTER(px_sock_kws)
@@ -169,6 +172,21 @@ static int kw_source(KW_ARGS)
 	return 0;
 }
 
+/* rate-limit sessions <n>: the frontend accepts at most <n> new sessions
+ * per second; beyond, its listeners pause until the rate falls */
+static int kw_rate_limit(KW_ARGS)
+{
+	long v;
+
+	if (nargs != 3)
+		return errmsg_set(err, errlen, "'rate-limit sessions' expects expects an integer "
+		                  "value (in sessions/second)");   /* sic, HAProxy's words */
+	if (cfg_parse_uint(args[2], 0x7fffffff, &v, err, errlen) < 0)
+		return -1;
+	ctx->px->fe_rate_lim = (int)v;
+	return 0;
+}
+
 static const char *cap_name(const struct proxy *px)
 {
 	return (px->cap & PX_CAP_FE) && (px->cap & PX_CAP_BE) ? "proxy" :
@@ -214,6 +232,29 @@ static int id_used(int id)
 	return 0;
 }
 
+/* Each server's socket options: its backend's, with its own `source`,
+ * `tfo` and `tcp-ut` over them. */
+static void server_sockopts(void)
+{
+	for (struct list *p = proxies.next; p != &proxies; p = p->next) {
+		struct proxy *px = list_elem(p, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct server *sv = px->srv[i];
+
+			sv->so = px->srv_so;
+			if (sv->has_source) {
+				sv->so.src = sv->source.ss;
+				sv->so.srclen = sv->source.len;
+			}
+			if (sv->tfo > 0)
+				sv->so.tfo = 1;
+			if (sv->tcp_ut_ms)
+				sv->so.user_timeout_ms = sv->tcp_ut_ms;
+		}
+	}
+}
+
 static int number_proxies(void)
 {
 	int next = list_empty(&cli_binds) ? 1 : 2;
@@ -229,6 +270,7 @@ static int number_proxies(void)
 			next++;
 		px->uuid = next++;
 	}
+	server_sockopts();
 	return 0;
 }
 

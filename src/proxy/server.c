@@ -8,15 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/errmsg.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
 static int kw_server(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_server_template(struct cfg_ctx *, char **, int, char *, size_t);
 
 static const struct cfg_kw server_kws[] = {
 	{ "server",         NULL, CFG_SEC_BE_ONLY, kw_server, 0, CFG_KW_F_SIDE_FATAL },
 	{ "default-server", NULL, CFG_SEC_BE,      kw_server },
+	{ "server-template", NULL, CFG_SEC_BE_ONLY, kw_server_template, 0, CFG_KW_F_SIDE_FATAL },
 	{ NULL }
 };
 CFG_REGISTER(server_kws)
@@ -55,6 +58,10 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->proto = src->proto;
 	dst->max_reuse = src->max_reuse;
 	dst->chk = src->chk;
+	dst->tfo = src->tfo;
+	dst->tcp_ut_ms = src->tcp_ut_ms;
+	dst->source = src->source;
+	dst->has_source = src->has_source;
 	ssl_srv_conf_copy(dst, src);
 }
 
@@ -128,6 +135,39 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		int takes_arg, disables;
 		long v;
 
+		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "no-tfo")) { s->tfo = -1; continue; }
+		if (!strcmp(o, "tcp-ut") || !strcmp(o, "source")) {
+			int ms;
+
+			if (i + 1 >= nargs) {
+				snprintf(err, errlen, "'%s' expects an argument.", o);
+				return -1;
+			}
+			i++;
+			if (!strcmp(o, "source")) {
+				char sub[256];
+
+				if (addr_parse(args[i], &s->source, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD |
+				               ADDR_O_NO_UNIX, sub, sizeof(sub)) < 0) {
+					snprintf(err, errlen, "'source %s' : invalid address: %s", args[i], sub);
+					return -1;
+				}
+				s->has_source = 1;
+				if (i + 1 < nargs && (!strcmp(args[i + 1], "usesrc") ||
+				                      !strcmp(args[i + 1], "interface"))) {
+					snprintf(err, errlen, "'source ... %s' is not supported by sluice "
+					         "(transparent proxying and binding to an interface need "
+					         "privileges sluice does not take).", args[i + 1]);
+					return -1;
+				}
+				continue;
+			}
+			if (cfg_parse_time_ms(args[i], &ms, err, errlen) < 0)
+				return -1;
+			s->tcp_ut_ms = ms;
+			continue;
+		}
 		if (!strcmp(o, "backup")) { s->backup = 1; continue; }
 		if (!strcmp(o, "no-backup")) { s->backup = 0; continue; }
 		if (!strcmp(o, "disabled")) { s->disabled_at_start = 1; continue; }
@@ -349,3 +389,44 @@ fail:
 	free(s);
 	return -1;
 }
+
+/* server-template <prefix> <num | first-last> <address> [params]: the
+ * servers <prefix><n>, each a `server` line of its own. Without resolvers
+ * (not implemented), a name is resolved once at start-up, as for `server`:
+ * every server of the template gets that address. */
+static int kw_server_template(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                              size_t errlen)
+{
+	char **sargs, name[256], *end;
+	long lo = 1, hi;
+	int rc = 0;
+
+	if (nargs < 4 || !*args[1] || !*args[2] || !*args[3])
+		return errmsg_set(err, errlen, "'server-template' expects <prefix> <nb | range> "
+		                  "<addr>[:<port>] as arguments.");
+	hi = strtol(args[2], &end, 10);
+	if (*end == '-' && end != args[2]) {
+		lo = hi;
+		hi = strtol(end + 1, &end, 10);
+	}
+	if (*end || lo < 1 || hi < lo || hi > 100000)
+		return errmsg_set(err, errlen, "Wrong server-template number or range arg '%s'.",
+		                  args[2]);
+	sargs = calloc((size_t)nargs, sizeof(*sargs));
+	if (!sargs)
+		return errmsg_set(err, errlen, "out of memory");
+	sargs[0] = args[0];
+	sargs[1] = name;
+	for (int i = 3; i < nargs; i++)
+		sargs[i - 1] = args[i];
+	for (long n = lo; n <= hi && rc == 0; n++) {
+		if ((size_t)snprintf(name, sizeof(name), "%s%ld", args[1], n) >= sizeof(name)) {
+			rc = errmsg_set(err, errlen, "server-template prefix '%s' is too long.", args[1]);
+			break;
+		}
+		rc = kw_server(ctx, sargs, nargs - 1, err, errlen);
+	}
+	free(sargs);
+	return rc;
+}
+

@@ -362,8 +362,9 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 
 	memset(&o, 0, sizeof(o));
 	lock_take(&be->state_lock);
-	if (atomic_load(&s->admin) == SRV_ADMIN_MAINT) {
-		/* paused: a result that was in flight when maintenance began */
+	if (atomic_load(&s->admin) == SRV_ADMIN_MAINT || atomic_load(&s->chk_disabled)) {
+		/* paused: a result that was in flight when maintenance began
+		 * or the checks were disabled */
 		lock_release(&be->state_lock);
 		return;
 	}
@@ -460,6 +461,46 @@ void srv_set_admin(struct server *s, int admin)
 	}
 	state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
 	if (c.went_down)
+		log_backend_down(be);
+}
+
+/* ---- forced health (set server health) ---- */
+
+void srv_set_health(struct server *s, int op)
+{
+	struct proxy *be = s->be;
+	struct check_outcome o;
+	uint64_t now = state_now_ms();
+	char msg[1024];
+	int down, xferred;
+
+	memset(&o, 0, sizeof(o));
+	lock_take(&be->state_lock);
+	if (op == SRV_OP_UP)
+		s->chk_st.h.health = s->chk_st.h.rise + s->chk_st.h.fall - 1;
+	else if (op == SRV_OP_DOWN)
+		s->chk_st.h.health = 0;
+	o.prev_op = atomic_load(&s->op_state);
+	o.op = op;
+	if (o.op != o.prev_op) {
+		int was = srv_is_stopped(s);
+
+		atomic_store(&s->op_state, op);
+		srv_note_change(s, was, srv_is_stopped(s), now);
+		be_recount(be, now, &o.c);
+	}
+	lock_release(&be->state_lock);
+	if (o.op == o.prev_op)
+		return;
+	down = op == SRV_OP_DOWN;
+	xferred = down ? queue_redistribute(s) : op == SRV_OP_UP ? queue_kick(s) : 0;
+	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s, changed from CLI", srv_prefix(s),
+	         be->name, s->name, down ? "DOWN" : op == SRV_OP_UP ? "UP" : "stopping");
+	msg_add_counts(msg, sizeof(msg), s, down, &o.c, xferred);
+	msg_add(msg, sizeof(msg), ".");
+	state_log(be, down && o.prev_op == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg,
+	          NULL);
+	if (o.c.went_down)
 		log_backend_down(be);
 }
 

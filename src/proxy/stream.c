@@ -58,11 +58,7 @@
 
 #define FWD_MAX_ROUNDS 4
 
-static struct {
-	struct sl_lock lock;
-	struct list head;
-	int count;
-} thr_streams[MAX_THREADS];
+struct stream_list thr_streams[MAX_THREADS];
 
 static _Atomic uint64_t next_uniq_id;
 
@@ -176,8 +172,10 @@ static int stream_cli_xprt_start(struct stream *s, const void *early, size_t len
  * when they refused it (stream closed, nothing logged: no session). */
 static int stream_session_ready(struct stream *s)
 {
-	if (stream_tcp_sess_rules(s) == 0)
+	if (stream_tcp_sess_rules(s) == 0) {
+		stkctr_session_new(s);
 		return 0;
+	}
 	s->term[0] = 'P';
 	s->term[1] = 'R';
 	s->st = SST_CLOSED;
@@ -313,6 +311,9 @@ struct stream *stream_new_h2(struct listener *l, const struct conn *cli, struct 
 	list_append(&thr_streams[tid].head, &s->list);
 	thr_streams[tid].count++;
 	lock_release(&thr_streams[tid].lock);
+	/* the connection's tracked counters, before its rules run */
+	if (h2s_session_counters(h))
+		stkctr_share_session(s, h2s_session_counters(h));
 	http_stream_h2_request(s, msg);
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 	return s;
@@ -447,6 +448,8 @@ void stream_free(struct stream *s)
 
 	if (!(s->http_flags & SF_CONN_GIVEN))
 		stream_account_bytes(s);
+	stick_rules_release(s);
+	stkctr_release(s, 0);
 	buf_release(&s->req);
 	buf_release(&s->res);
 	h1m_reset(&s->cli_m);
@@ -470,6 +473,7 @@ void stream_free(struct stream *s)
 /* Adds the stream's byte counts to its server, backend and frontend. */
 void stream_account_bytes(struct stream *s)
 {
+	stkctr_bytes(s, s->bytes_in, s->bytes_out);
 	if (s->srv) {
 		CNT_ADD(s->srv->cnt.bytes_in, s->bytes_in);
 		CNT_ADD(s->srv->cnt.bytes_out, s->bytes_out);
@@ -748,6 +752,17 @@ void do_assign(struct stream *s)
 		if (u)
 			s->persist_srv = u;   /* use-server: before persistence */
 	}
+	if (!s->redispatched) {
+		/* stick rules: after use-server and cookies; their store keys
+		 * are taken now in any case */
+		struct server *st = stick_rules_request(s);
+
+		/* a cookie naming a server down is ignored, unless persistence
+		 * is forced */
+		if (st && (!s->persist_srv ||
+		           (!srv_is_usable(s->persist_srv) && !persist_forced(s))))
+			s->persist_srv = st;
+	}
 	if (s->persist_srv && s->persist_srv != s->prev_srv &&
 	    (srv_is_usable(s->persist_srv) || persist_forced(s))) {
 		/* cookie persistence: that server, or its queue */
@@ -1002,7 +1017,7 @@ static int connect_with_budget(struct stream *s, struct server *srv)
 	if (connect_fd_room() < 0)
 		return -2;
 	for (int tries = 0; tries < 2; tries++) {
-		if (conn_connect_opts(&s->sc, &srv->addr.ss, srv->addr.len, &srv->be->srv_so) == 0)
+		if (conn_connect_opts(&s->sc, &srv->addr.ss, srv->addr.len, &srv->so) == 0)
 			return 0;
 		if (errno != EMFILE && errno != ENFILE)
 			return -1;
@@ -1101,6 +1116,8 @@ void do_connecting(struct stream *s)
 		s->conn_exp = 0;
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
+		if (!s->txn)
+			stick_rules_commit(s);   /* TCP: the server is the one */
 		/* `proto h2`, or ALPN h2: the connection becomes a multiplexed
 		 * HTTP/2 one, this stream its first (a request already sent
 		 * as HTTP/1, retried, cannot go there) */
@@ -1275,9 +1292,59 @@ static uint64_t stream_expiry(const struct stream *s)
 	}
 }
 
+/* The second letter of a killed stream's termination state: where it
+ * was (HAProxy's session states; HAProxy 2.6 logs an established TCP
+ * stream killed from the CLI as "K-"). */
+static char stream_state_char(const struct stream *s)
+{
+	switch (s->st) {
+	case SST_QUEUED:
+		return 'Q';
+	case SST_TURNAROUND:
+	case SST_CONNECT:
+	case SST_CONNECTING:
+		return 'C';
+	case SST_ESTABLISHED:
+		return '-';
+	case SST_HTTP_XFER:
+		return 'D';
+	case SST_HTTP_TARPIT:
+		return 'T';
+	case SST_HTTP_LINGER:
+		return 'L';
+	default:
+		return 'R';
+	}
+}
+
+/* `shutdown session`: ends the stream now. An HTTP request still waiting
+ * for its response is answered 502 and logged "KH" as HAProxy does, and
+ * both connections close after it; anything else closes at once. */
+static void stream_kill_now(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	if (t && s->st == SST_HTTP_XFER && !(t->flags & (TX_F_RES_STARTED | TX_F_REPLIED)) &&
+	    !t->resp_interim) {
+		t->flags |= TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
+		http_reply_start(s, 502, NULL, 'K', 'H');
+		return;
+	}
+	if (s->term[0] == '-') {
+		s->term[1] = stream_state_char(s);
+		s->term[0] = 'K';
+	}
+	s->st = SST_CLOSED;
+}
+
 static struct task *stream_process(struct task *t, void *ctx, unsigned int state)
 {
 	struct stream *s = ctx;
+
+	/* killed from the CLI */
+	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed) &&
+	    atomic_exchange(&s->kill_req, 0) && s->st != SST_CLOSED)
+		stream_kill_now(s);
 
 	for (int step = 0; step < 8; step++) {
 		enum stream_state prev = s->st;
@@ -1329,138 +1396,6 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 	}
 	task_set_expire(t, stream_expiry(s));
 	return t;
-}
-
-/* ---- CLI support ---- */
-
-static const char *const state_names[] = {
-	"PROXY_HDR", "ASSIGN", "QUEUED", "TURNAROUND", "CONNECT", "CONNECTING", "EST",
-	"HTTP_REQ", "HTTP_BODY", "HTTP_XFER", "TARPIT", "LINGER", "CLOSED"
-};
-
-/* What `show sess` prints of a stream, copied under the list lock. Names
- * point to configuration strings, which live as long as the process. */
-struct sess_line {
-	uintptr_t addr;
-	struct sockaddr_storage src;
-	const char *fe, *be, *srv;
-	char term[3];
-	uint64_t accept_ms;
-	int state;
-	size_t rq, rp;
-	int cfd, sfd;           /* client's and server's connections */
-	int32_t csid, ssid;     /* their HTTP/2 stream ids, 0 for HTTP/1 */
-};
-
-#define SESS_DUMP_BATCH 64
-
-/* Copies up to <max> streams following <cursor> into <out>, then moves the
- * cursor after them. Returns the number copied; *end tells whether the end
- * of the list was reached. Called with the list lock held: O(max). */
-static int sess_copy_batch(struct list *head, struct list *cursor, struct sess_line *out,
-                           int max, int *end)
-{
-	struct list *pos = cursor->next;
-	int n = 0;
-
-	while (pos != head && n < max) {
-		struct stream *st = list_elem(pos, struct stream, list);
-		struct sess_line *l = &out[n++];
-
-		l->addr = (uintptr_t)st;
-		l->src = st->cli.src;
-		l->fe = st->fe->name;
-		l->be = st->be ? st->be->name : "<NONE>";
-		l->srv = st->srv ? st->srv->name : "<none>";
-		memcpy(l->term, st->term, sizeof(l->term));
-		l->accept_ms = st->accept_ms;
-		l->state = st->st;
-		l->rq = st->req.data;
-		l->rp = st->res.data;
-		l->cfd = st->h2s ? st->h2_cfd : st->cli.ph.fd;
-		l->csid = st->h2s ? st->h2_csid : 0;
-		l->sfd = st->h2bs ? st->h2_sfd : st->sc.ph.fd;
-		l->ssid = st->h2bs ? st->h2_ssid : 0;
-		pos = pos->next;
-	}
-	list_del_init(cursor);
-	list_append(pos, cursor);   /* just before <pos>: where to resume */
-	*end = pos == head;
-	return n;
-}
-
-/* A connection as `show sess` names it: "fd12", "fd12/h2:3" for stream 3
- * of an HTTP/2 connection, "-" for none. */
-static void sess_conn_str(char *out, size_t room, int fd, int32_t sid)
-{
-	if (fd < 0)
-		snprintf(out, room, "-");
-	else if (sid > 0)
-		snprintf(out, room, "fd%d/h2:%d", fd, (int)sid);
-	else
-		snprintf(out, room, "fd%d", fd);
-}
-
-/* `show sess`. The per-thread list lock is never held for more than one
- * batch of SESS_DUMP_BATCH streams, however many sessions there are: a
- * cursor node left in the list marks where the next batch starts (the owner
- * thread appends and unlinks its streams around it). One dump at a time, so
- * that the only foreign node a dump can meet is its own cursor. */
-void stream_dump_all(struct cli_out *out, int max)
-{
-	static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
-	struct sess_line batch[SESS_DUMP_BATCH];
-	uint64_t now = th_ctx ? th_ctx->now_ms : clock_mono_ms();
-	int shown = 0;
-
-	pthread_mutex_lock(&dump_lock);
-	for (int tid = 0; tid < global.nbthread && shown < max; tid++) {
-		struct list cursor;
-		int end = 0;
-
-		lock_take(&thr_streams[tid].lock);
-		list_insert(&thr_streams[tid].head, &cursor);
-		lock_release(&thr_streams[tid].lock);
-		while (!end && shown < max) {
-			int want = max - shown < SESS_DUMP_BATCH ? max - shown : SESS_DUMP_BATCH, n;
-
-			lock_take(&thr_streams[tid].lock);
-			n = sess_copy_batch(&thr_streams[tid].head, &cursor, batch, want, &end);
-			lock_release(&thr_streams[tid].lock);
-			for (int i = 0; i < n; i++) {
-				const struct sess_line *l = &batch[i];
-				char src[64], cc[32], sc[32];
-
-				addr_host_str(&l->src, src, sizeof(src));
-				sess_conn_str(cc, sizeof(cc), l->cfd, l->csid);
-				sess_conn_str(sc, sizeof(sc), l->sfd, l->ssid);
-				cli_printf(out, "%#lx: proto=%s src=%s:%d fe=%s be=%s srv=%s ts=%s "
-				           "age=%llus thread=%d state=%s rq=%zu rp=%zu cli=%s srvconn=%s\n",
-				           (unsigned long)l->addr,
-				           l->src.ss_family == AF_INET6 ? "tcpv6" :
-				           l->src.ss_family == AF_UNIX ? "unix_stream" : "tcpv4",
-				           src, addr_port(&l->src), l->fe, l->be, l->srv, l->term,
-				           (unsigned long long)(now - l->accept_ms) / 1000, tid + 1,
-				           state_names[l->state], l->rq, l->rp, cc, sc);
-			}
-			shown += n;
-		}
-		lock_take(&thr_streams[tid].lock);
-		list_del_init(&cursor);
-		lock_release(&thr_streams[tid].lock);
-	}
-	pthread_mutex_unlock(&dump_lock);
-	if (shown >= max)
-		cli_printf(out, "(output limited to %d streams)\n", max);
-}
-
-int stream_count(void)
-{
-	int n = 0;
-
-	for (int tid = 0; tid < global.nbthread; tid++)
-		n += thr_streams[tid].count;   /* racy read, display only */
-	return n;
 }
 
 static int stream_postparse(void)

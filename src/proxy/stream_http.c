@@ -52,6 +52,7 @@
 #include <sluice/http/mux_h2_back.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/errcap.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
@@ -142,6 +143,14 @@ static void txn_cleanup(struct http_txn *t)
 	vars_prune(&t->vars_res);
 	free(t->unique_id);
 	t->unique_id = NULL;
+	if (t->cookie_cap_cli) {
+		free(t->cookie_cap_cli);
+		t->cookie_cap_cli = NULL;
+	}
+	if (t->cookie_cap_srv) {
+		free(t->cookie_cap_srv);
+		t->cookie_cap_srv = NULL;
+	}
 	/* most transactions capture nothing: no call per empty slot */
 	for (int i = 0; i < TXN_MAX_CAPTURES; i++) {
 		if (t->req_cap[i]) {
@@ -480,6 +489,10 @@ static void http_wait_req_run(struct stream *s)
 	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		if (s->cli_m.rx.data)   /* the bytes refused (show errors) */
+			errcap_record(fe, 0, NULL, NULL, &s->cli.src, buf_head(&s->cli_m.rx),
+			              s->cli_m.rx.data, err.offset, err.reason);
+		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
 		t->req.head_len = 0;
@@ -937,6 +950,9 @@ static int response_parsed(struct stream *s)
 			}
 		}
 	}
+	if (s->fe->capture_cookie && !t->cookie_cap_srv)
+		t->cookie_cap_srv = http_cookie_capture(m, 1, s->fe->capture_cookie,
+		                                        s->fe->capture_cookie_len);
 	if (m->flags & HTTP_F_TUNNEL)
 		fl |= H1O_F_TUNNEL;
 	if (from_server) {
@@ -947,6 +963,13 @@ static int response_parsed(struct stream *s)
 		    (!(m->flags & HTTP_F_VER_11) && !(m->flags & HTTP_F_CONN_KA)))
 			t->flags |= TX_F_SRV_CLOSE;
 		http_hdr_del_conn_named(&t->res_edit, !!(m->flags & HTTP_F_TUNNEL));
+		/* tracked entries count the server's 4xx and 5xx before the
+		 * response rules read them, as in HAProxy */
+		if (m->status >= 200) {
+			stkctr_http_status(s, m->status);
+			stick_rules_commit(s);
+			stick_rules_response(s);
+		}
 		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
 		if (!rc && s->be != s->fe)
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
@@ -1103,6 +1126,9 @@ static int xfer_response_head(struct stream *s)
 	}
 	if (r == H1_ERROR) {
 		t->err_reason = err.reason;
+		if (!s->h2bs && s->srv_m.rx.data && s->be)   /* show errors */
+			errcap_record(s->be, 1, s->fe, s->srv, &s->cli.src, buf_head(&s->srv_m.rx),
+			              s->srv_m.rx.data, err.offset, err.reason);
 		if (http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
 		count_failed_resp(s);
@@ -1600,6 +1626,10 @@ static void txn_end(struct stream *s)
 		atomic_fetch_sub(&s->be->beconn, 1);
 	http_h1_strm_end(s);
 	http_log(s);
+	/* the counters tracked by this transaction's rules go with it, as
+	 * HAProxy's stream does; those of the connection stay */
+	stick_rules_release(s);
+	stkctr_release(s, 1);
 	http_server_conn_apply(s, plan);
 	s->be = NULL;
 	s->txn_count++;

@@ -20,6 +20,7 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/h1_out.h>
+#include <sluice/http/http_cookie.h>
 #include <sluice/http/msgedit.h>
 #include <sluice/http/mux_h2.h>
 #include <sluice/http/mux_h2_back.h>
@@ -109,6 +110,9 @@ static void request_final_edits(struct stream *s)
 
 		add_fwd_header(s, cfg, "x-original-to", conn_dst(&s->cli), 0);
 	}
+	if (fe->capture_cookie && !t->cookie_cap_cli)
+		t->cookie_cap_cli = http_cookie_capture(&t->req, 0, fe->capture_cookie,
+		                                        fe->capture_cookie_len);
 	for (int i = 0; i < fe->nreq_cap && i < TXN_MAX_CAPTURES; i++) {
 		const struct px_capture *cap = &fe->req_cap[i];
 
@@ -272,10 +276,12 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 		CNT_INC(s->fe->fe_cnt.denied_req);
 		if (s->be && s->be != s->fe)
 			CNT_INC(s->be->be_cnt.denied_req);
+		stkctr_http_error(s);
 		http_reply_start(s, env.status ? env.status : 403, env.deny_reply, 'P', 'R');
 		return 0;
 	case ACT_V_TARPIT:
 		CNT_INC(s->fe->fe_cnt.denied_req);
+		stkctr_http_error(s);
 		t->flags |= TX_F_TARPIT;
 		t->status = env.status ? env.status : 500;
 		t->tarpit_reply = env.deny_reply;
@@ -607,12 +613,14 @@ void http_request_parsed(struct stream *s)
 	t->req_body.done = http_cli_rx_done(s);   /* the mux knows the framing */
 	CNT_INC(s->fe->fe_cnt.cum_req);
 	if (request_precheck(s) < 0) {
+		stkctr_http_request(s, 1);
 		CNT_INC(s->fe->fe_cnt.failed_req);
 		t->flags |= TX_F_CLI_CLOSE;
 		t->req_body.done = 1;
 		http_reply_start(s, 400, NULL, 'P', 'R');
 		return;
 	}
+	stkctr_http_request(s, 0);
 	if (s->fe->cap & PX_CAP_BE)
 		CNT_INC(s->fe->be_cnt.cum_req);   /* a listen section is both */
 	atomic_fetch_add(&global.cum_req, 1);

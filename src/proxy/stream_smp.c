@@ -446,6 +446,8 @@ void stream_log_fields(struct stream *s, struct log_fields *f)
 	f->nreq_caps = s->fe->nreq_cap;
 	f->res_caps = (const char *const *)t->res_cap;
 	f->nres_caps = s->fe->nres_cap;
+	f->cookie_cli = t->cookie_cap_cli;
+	f->cookie_srv = t->cookie_cap_srv;
 	memcpy(f->cookie_term, t->cookie_term[0] ? t->cookie_term : "--", 3);
 	f->req_counter = (unsigned int)t->id;
 	f->req_counter64 = t->id;
@@ -570,6 +572,11 @@ int stream_tcp_content_rules(struct stream *s)
 static struct stream *ctx_stream(const struct smp_ctx *ctx)
 {
 	return ctx->ops == &stream_smp_ops ? ctx->owner : NULL;
+}
+
+struct stream *stream_of_smp(const struct smp_ctx *ctx)
+{
+	return ctx_stream(ctx);
 }
 
 /* Word <n> (0-based) of the captured request line. */

@@ -1,12 +1,15 @@
 #!/bin/sh
-# Socket options of proxies, seen from the kernel: `option clitcpka` with
-# clitcpka-idle on the accepted socket and `option srvtcpka` with
-# srvtcpka-idle on the server socket (the keepalive timer of
-# /proc/net/tcp). Bounded: one connection, a few seconds at most. (Also
-# passes with SLUICE=/usr/sbin/haproxy.)
+# Socket options of proxies and bind lines, seen from the kernel: `option
+# clitcpka` with clitcpka-idle on the accepted socket and `option
+# srvtcpka` with srvtcpka-idle on the server socket (the keepalive timer
+# of /proc/net/tcp); a bind line's `mss` (the MSS the client learns) and
+# `defer-accept` (a silent connection is not accepted: not counted in
+# CurrConns until it speaks). Bounded: a few connections, seconds at most.
+# (Also passes with SLUICE=/usr/sbin/haproxy.)
 . "$(dirname "$0")/lib.sh"
 fe=$(free_port)
 srv=$(free_port)
+fe2=$(free_port)
 cat >"$work/cfg" <<CFG
 global
     stats socket $work/stats.sock level admin
@@ -22,16 +25,36 @@ frontend fe
     clitcpka-intvl 3s
     clitcpka-cnt 4
     default_backend be
+frontend fe2
+    bind 127.0.0.1:$fe2 mss 1200 defer-accept
+    default_backend be
 backend be
     option srvtcpka
     srvtcpka-idle 1m
     server s1 127.0.0.1:$srv
 CFG
 start_sluice
-python3 - "$fe" "$srv" <<'PY' || fail=1
+python3 - "$fe" "$srv" "$fe2" "$work/stats.sock" <<'PY' || fail=1
 import socket, sys, time
 
-fe, srv = int(sys.argv[1]), int(sys.argv[2])
+fe, srv, fe2, sock = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+
+def curr_conns():
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(sock)
+    u.sendall(b"show info\n")
+    data = b""
+    while True:
+        b = u.recv(4096)
+        if not b:
+            break
+        data += b
+    for line in data.decode().splitlines():
+        if line.startswith("CurrConns:"):
+            return int(line.split()[1])
+    return -1
+
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("127.0.0.1", srv))
@@ -70,7 +93,21 @@ if not t or t[0] != 2 or not 50 <= t[1] <= 60.5:
     ok = False
 c.close()
 s.close()
+
+# mss: what the client learns from the SYN-ACK (minus options, at most)
+d = socket.create_connection(("127.0.0.1", fe2), timeout=5)
+mss = d.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+if not 1100 <= mss <= 1200:
+    print("FAIL: bind mss 1200: the client's MSS is %d" % mss)
+    ok = False
+# defer-accept: connected for the client, not yet accepted by the proxy
+time.sleep(0.3)
+n = curr_conns()
+if n != 0:
+    print("FAIL: defer-accept: %d connections accepted before any byte" % n)
+    ok = False
+d.close()
 sys.exit(0 if ok else 1)
 PY
-[ $fail -eq 0 ] && echo "sockopts: keepalive timers as configured on both sides"
+[ $fail -eq 0 ] && echo "sockopts: keepalive timers on both sides, bind mss and defer-accept as configured"
 exit $fail

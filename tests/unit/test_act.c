@@ -812,9 +812,12 @@ static void test_config_errors(void)
 	REFUSED(ACT_HTTP_AFTER, "deny", "action 'deny' is not allowed in 'http-after-response'");
 	REFUSED(ACT_HTTP_RES, "bar", "unknown action 'bar'; 'http-response' expects add-acl(*), "
 	        "add-header, allow, capture, del-acl(*), del-header, del-map(*), deny, redirect, "
-	        "replace-header, replace-value, return, set-header, set-log-level, set-map(*), "
-	        "set-mark, set-nice, set-status, set-tos, set-var(*), set-var-fmt(*), silent-drop, "
-	        "strict-mode, unset-var(*), wait-for-body");
+	        "replace-header, replace-value, return, sc-inc-gpc(*), sc-inc-gpc0, sc-inc-gpc0(*), "
+	        "sc-inc-gpc1, sc-inc-gpc1(*), sc-set-gpt(*), sc-set-gpt0, sc-set-gpt0(*), "
+	        "set-header, set-log-level, "
+	        "set-map(*), set-mark, set-nice, set-status, set-tos, set-var(*), set-var-fmt(*), "
+	        "silent-drop, strict-mode, track-sc0, track-sc1, track-sc2, unset-var(*), "
+	        "wait-for-body");
 	REFUSED(ACT_TCP_REQ_CONN, "baz", "'tcp-request connection' expects");
 	REFUSED(ACT_HTTP_REQ, "", "missing action");
 	REFUSED(ACT_HTTP_REQ, "allow foo", "action 'allow': unexpected argument 'foo'");
@@ -831,8 +834,11 @@ static void test_config_errors(void)
 	REFUSED(ACT_HTTP_REQ, "set-priority-class int(1) foo", "unexpected argument 'foo'");
 	REFUSED(ACT_HTTP_REQ, "strict-mode foo", "unexpected value 'foo'");
 	REFUSED(ACT_HTTP_REQ, "use-service foo", "'foo' unknown service name");
-	REFUSED(ACT_HTTP_REQ, "track-sc0 src", "stick tables");
-	REFUSED(ACT_HTTP_REQ, "auth zone x", "expects 'realm' for 'auth'");
+	REFUSED(ACT_HTTP_REQ, "track-sc0", "missing fetch method");
+	REFUSED(ACT_HTTP_REQ, "track-sc0 src table", "missing table name");
+	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc0(3)", "invalid stick table track ID");
+	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc(1)", "Missing gpc ID");
+	REFUSED(ACT_HTTP_REQ, "cache-use c", "not supported by sluice");
 	REFUSED(ACT_TCP_REQ_CONN, "expect-proxy layer7", "only 'layer4' is supported");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode tcp", "expects 'http'");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode http proto h3", "unknown protocol 'h3'");

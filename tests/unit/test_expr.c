@@ -1160,7 +1160,7 @@ static int names_seen;
 static const char *names_kws[8];
 static int names_lines[8];
 
-static int names_cb(struct smp_args *args, const char *kw, const struct smp_origin *o,
+static int names_cb(struct smp_args *args, const char *kw, int conv, const struct smp_origin *o,
                     void *priv)
 {
 	if (names_seen < 8) {

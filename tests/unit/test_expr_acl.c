@@ -718,6 +718,24 @@ static void test_maps(void)
 		CHECK(ref->count == 1);
 		CHECK(pat_ref_set(ref, "k", "41", err, sizeof(err)) == 1);
 		M("str(k),map_str_int(%s),add(1)", "42");
+		/* commit map: the whole set at once; a value that does not fit
+		 * an index refuses it all and leaves the old entries */
+		{
+			const char *keys[] = { "a", "b" }, *vals[] = { "1", "2" };
+			const char *bad_vals[] = { "3", "x" };
+
+			CHECK(pat_ref_replace(ref, 2, keys, vals, err, sizeof(err)) == 0);
+			CHECK(ref->count == 2);
+			M("str(k),map_str_int(%s,0)", "0");
+			M("str(b),map_str_int(%s)", "2");
+			CHECK(pat_ref_replace(ref, 2, keys, bad_vals, err, sizeof(err)) < 0);
+			CHECK(ref->count == 2);
+			M("str(a),map_str_int(%s)", "1");
+			M("str(b),map_str_int(%s)", "2");
+			CHECK(pat_ref_replace(ref, 0, keys, vals, err, sizeof(err)) == 0);
+			CHECK(ref->count == 0);
+			M("str(a),map_str_int(%s,0)", "0");
+		}
 	}
 	sample_expr_free(keep);
 #undef M

@@ -9,6 +9,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/list.h>
 
 #define SLUICE_VERSION      "0.1.0"
@@ -45,6 +46,8 @@ struct global {
 	int http_cookielen;     /* tune.http.cookielen */
 	int http_logurilen;     /* tune.http.logurilen */
 	int noreuseport;        /* noreuseport: one listening socket for all threads */
+	int maxconnrate;        /* maxconnrate: connections accepted per second, 0: any */
+	int maxsessrate;        /* maxsessrate */
 	int maxpollevents;      /* tune.maxpollevents */
 	int runqueue_depth;     /* tune.runqueue-depth */
 	int maxaccept;          /* tune.maxaccept */
@@ -59,7 +62,9 @@ struct global {
 	char *node;             /* node name (hostname by default) */
 	char *desc;             /* `description` (show info), or NULL */
 	int hard_stop_after;    /* ms a soft stop may last, 0: no limit */
+	int grace_ms;           /* `grace`: ms between the stop signal and the soft stop */
 	char *log_tag;          /* `log-tag`: the syslog tag, NULL: "sluice" */
+	char *log_send_hostname; /* `log-send-hostname`: the syslog header's host, or NULL */
 	int rcvbuf_cli, sndbuf_cli;   /* tune.rcvbuf|sndbuf.client, 0: the kernel's */
 	int rcvbuf_srv, sndbuf_srv;   /* tune.rcvbuf|sndbuf.server */
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
@@ -76,6 +81,8 @@ struct global {
 	_Atomic int cli_conns;  /* current CLI connections (stats maxconn) */
 	_Atomic int fd_used;    /* descriptors held now (fd_budget.h) */
 	_Atomic uint64_t cum_conns;
+	struct freq_ctr conn_rate;      /* connections accepted per second (show info) */
+	_Atomic uint32_t conn_rate_max;
 	_Atomic uint64_t cum_sess;
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;

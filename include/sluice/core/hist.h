@@ -95,7 +95,10 @@ static inline uint64_t swrate_avg(const struct swrate *r)
 	uint32_t n = atomic_load_explicit(&((struct swrate *)r)->n, memory_order_relaxed);
 	uint64_t sum = atomic_load_explicit(&((struct swrate *)r)->sum, memory_order_relaxed);
 
-	if (!n)
+	/* an update racing with a reset (clear counters all) may leave the
+	 * sum slightly "negative" (wrapped): an average of 0 until the
+	 * window absorbs it */
+	if (!n || (int64_t)sum < 0)
 		return 0;
 	if (n > SWRATE_WINDOW)
 		n = SWRATE_WINDOW;

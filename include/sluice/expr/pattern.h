@@ -171,6 +171,13 @@ int pat_ref_delete(struct pat_ref *ref, const char *key);
 int pat_ref_set(struct pat_ref *ref, const char *key, const char *value,
                 char *err, size_t errlen);
 void pat_ref_clear(struct pat_ref *ref);
+/* Replaces every entry of <ref> with the <n> given (values ignored for a
+ * reference without values), as one edit: under one hold of the write
+ * lock, so that a lookup sees the old entries or the new, never a mix. If
+ * one does not parse for an index, the old entries are put back and -1
+ * returned with a message (`commit map`). */
+int pat_ref_replace(struct pat_ref *ref, size_t n, const char *const *keys,
+                    const char *const *values, char *err, size_t errlen);
 
 /* The same edits on one entry, named by the address "show acl/map" prints
  * for it (the CLI's "#<ref>"): <id> is only compared with the entries of

@@ -472,9 +472,15 @@ void sample_expr_free(struct sample_expr *expr);
 void smp_cfg_origin_set(const char *file, int line, void *px);
 void smp_cfg_origin_get(struct smp_origin *o);
 /* Calls <fn> on the fetch arguments of every expression kept so far (and
- * not freed since), then forgets them; later expressions are not kept.
- * Returns the sum of what <fn> returned (an error count). */
-int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw,
+ * not freed since), then on the arguments of its converters that name a
+ * stick table (<conv> set, <kw> the converter's name), then forgets them;
+ * later expressions are not kept. Returns the sum of what <fn> returned
+ * (an error count).
+ *
+ * Stick-table names (ARGT_TAB) are kept the same way, in fetches and in
+ * converters; an omitted optional table argument is there as an ARGT_TAB
+ * argument with an empty text. */
+int smp_resolve_names(int (*fn)(struct smp_args *args, const char *kw, int conv,
                                 const struct smp_origin *o, void *priv),
                       void *priv);
 

@@ -44,6 +44,10 @@ void vars_prune(struct var_store *s);
 int vars_parse_ref(const char *text, size_t len, struct var_ref *ref,
                    char *err, size_t errlen);
 const char *vars_scope_name(enum var_scope s);
+/* The same for a name that must be interned already (any thread, at run
+ * time: it reads the table of names and never adds to it). Returns 0, or
+ * -1 if the text is no "scope.name" or the name is unknown. */
+int vars_find_ref(const char *text, struct var_ref *ref);
 /* The interned name (without its scope) of <id>. */
 const char *vars_name(uint32_t id);
 

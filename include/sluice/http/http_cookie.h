@@ -63,6 +63,11 @@ struct server *http_cookie_server_ex(const struct proxy *be, struct http_msg *re
                                      struct http_edit *e, char cookie_term[2],
                                      struct http_cookie_state *st);
 
+/* capture cookie: the first cookie of <m> (Cookie fields of a request,
+ * Set-Cookie of a response) whose name starts with <prefix>, as
+ * "name=value" cut to <len> bytes, in a malloc'ed string; NULL if none. */
+char *http_cookie_capture(const struct http_msg *m, int response, const char *prefix, int len);
+
 /* Response from <srv> (NULL: none), edited through <e> (bound to <res>).
  * <srv_from_cookie>: the request's cookie chose <srv>. Updates
  * cookie_term[1]. Returns 0, or a negative HTTP_EDIT_* code when an edit

@@ -80,5 +80,9 @@ int  h2s_tx_finished(const struct h2s *h);
 void h2s_detach(struct h2s *h);
 /* Its HTTP/2 stream id. */
 int32_t h2s_id(const struct h2s *h);
+/* The stick-table counters its connection tracks (STKT_MAX_CTR of them),
+ * or NULL once the connection is gone. */
+struct stkctr;
+const struct stkctr *h2s_session_counters(const struct h2s *h);
 
 #endif

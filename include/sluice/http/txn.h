@@ -87,6 +87,7 @@ struct http_txn {
 	char *req_cap[TXN_MAX_CAPTURES];   /* capture request header values (malloc) */
 	char *res_cap[TXN_MAX_CAPTURES];
 	char *capture_slots[TXN_MAX_CAPTURES];  /* http-request capture ... id N / len */
+	char *cookie_cap_cli, *cookie_cap_srv;  /* capture cookie (%CC %CS), malloc */
 	struct var_store vars_txn, vars_req, vars_res;
 	/* times, in ms of the loop clock */
 	uint64_t req_first_ms;       /* first byte of the request (or accept) */

@@ -19,6 +19,14 @@ struct listener;
 #define CLI_RET_EXPERT_ON   4
 #define CLI_RET_EXPERT_OFF  5
 
+/* Severity of a command's answer, for `set severity-output`: an answer of a
+ * handler that returned -1 is an error (3); a handler that answers with a
+ * message rather than data calls cli_info() (6). Other answers are data and
+ * never get a prefix, as in HAProxy. */
+#define CLI_SEV_NONE  0
+#define CLI_SEV_ERR   3
+#define CLI_SEV_INFO  6
+
 extern struct list cli_binds;   /* struct bind_conf of `stats socket` lines */
 
 int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
@@ -29,9 +37,15 @@ struct cli_out {
 	size_t len;
 	size_t cap;
 	int failed;   /* allocation failed: output truncated */
+	int msg_sev;  /* CLI_SEV_INFO after cli_info(), reset per command */
 };
 
 void cli_printf(struct cli_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The same, marking the answer as an informational message (HAProxy's
+ * cli_msg()): it gets the "[6]: " / "[info]: " prefix under
+ * `set severity-output`. */
+void cli_info(struct cli_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* A CLI command: words matched against args[0..], a minimum level, and a
@@ -50,7 +64,12 @@ struct cli_kw {
 	const char *usage;    /* help text, NULL to hide */
 	int (*fn_payload)(char **args, int nargs, const char *payload, struct cli_out *out,
 	                  int level);
+	int flags;            /* CLI_KW_* */
 };
+
+/* The command works only in experimental mode (`experimental-mode on`):
+ * hidden from help otherwise, and refused with HAProxy's message. */
+#define CLI_KW_EXPERIMENTAL 0x01
 
 struct cli_kw_table {
 	struct cli_kw_table *next;

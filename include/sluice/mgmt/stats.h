@@ -65,6 +65,21 @@ void stats_csv_row(struct cli_out *out, struct stat_row *r);
 /* Process figures of `show info`: seconds since start, and the tasks
  * waiting in every thread's run queues. */
 uint64_t stats_uptime_sec(void);
+
+/* `clear counters`: show activity counts from now on. The threads' own
+ * counters are not written (they are thread-local): a baseline is taken. */
+void stats_activity_clear(void);
+
+/* A proxy named by <arg>: its name, or "#<id>" (its iid), with one of the
+ * capabilities <cap>; NULL if none. */
+struct proxy *stats_find_proxy_arg(const char *arg, unsigned int cap);
+/* The server of a "<backend>/<server>" argument (each a name or "#<id>"),
+ * or NULL after writing HAProxy's error message into <out>. */
+struct server *stats_find_server_arg(const char *arg, struct cli_out *out);
+/* Sets the weight of <s> from <arg> ("<n>" or "<n>%" of its configured
+ * weight), as `set weight` and `set server ... weight` do. Returns 0, or
+ * -1 after writing HAProxy's error message into <out>. */
+int stats_set_weight(struct server *s, const char *arg, struct cli_out *out);
 int stats_run_queue(void);
 
 #endif

@@ -86,6 +86,8 @@ struct conn_sockopts {
 	                                * (seconds); 0: the kernel's */
 	int nolinger;                  /* close with a reset */
 	int smart;                     /* tcp-smart-connect: no quick ACK */
+	int tfo;                       /* TCP fast open on connect (server `tfo`) */
+	int user_timeout_ms;           /* TCP_USER_TIMEOUT (`tcp-ut`), 0: the kernel's */
 	struct sockaddr_storage src;   /* source: bind there first (ss_family 0: no) */
 	socklen_t srclen;
 };

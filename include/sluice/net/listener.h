@@ -26,6 +26,8 @@ struct listener {
 	struct poll_handle ph[MAX_THREADS];
 	uint8_t active[MAX_THREADS];     /* registered in that thread's epoll (owner) */
 	uint8_t paused[MAX_THREADS];     /* paused for a limit (owner) */
+	uint8_t disabled[MAX_THREADS];   /* unregistered because its frontend is
+	                                  * disabled or shut down (owner) */
 	_Atomic int nbconn;              /* connections accepted and alive */
 	int maxconn;                     /* bind maxconn, 0 = none */
 	int closed;                      /* soft stop: set by its threads */
@@ -61,5 +63,15 @@ void listeners_resume_all(void);
 
 /* Soft stop: every thread closes its listening sockets. */
 void listeners_soft_stop(void);
+
+/* The CLI's `disable frontend`, `enable frontend` and `shutdown frontend`:
+ * changes fe->fe_state to <state> (PX_FE_*) and applies it to the
+ * frontend's listeners. The TCP sockets sluice bound itself stop listening
+ * at once (connection attempts are refused, as with HAProxy, which
+ * releases the port), or listen again; inherited (fd@) and UNIX sockets
+ * are only unregistered. Each thread then unregisters or registers its own
+ * sockets, and closes its per-thread ones on shutdown. Returns 0, or -1
+ * with a message in <err> if a socket could not listen again. */
+int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen);
 
 #endif

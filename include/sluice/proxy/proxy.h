@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/list.h>
 #include <sluice/core/lock.h>
 #include <sluice/core/log.h>
@@ -129,6 +130,10 @@ struct bind_conf {
 	struct sl_addr addr;
 	char *name;
 	int backlog;
+	int tfo;                    /* TCP fast open accepted (queue: the backlog) */
+	int defer_accept;           /* TCP_DEFER_ACCEPT */
+	int mss;                    /* TCP_MAXSEG, 0: the kernel's */
+	int tcp_ut_ms;              /* TCP_USER_TIMEOUT of accepted connections */
 	int maxconn;                /* 0 = frontend's */
 	int accept_proxy;
 	int v4v6;                   /* IPv6 socket also accepts IPv4 */
@@ -170,6 +175,10 @@ struct use_backend_rule {
 	int line;
 };
 
+#define PX_FE_READY    0   /* accepting */
+#define PX_FE_PAUSED   1   /* `disable frontend`: not listening, may resume */
+#define PX_FE_STOPPED  2   /* `shutdown frontend`: sockets closed for good */
+
 struct proxy {
 	struct list list;           /* all proxies, in declaration order */
 	char *name;
@@ -184,6 +193,11 @@ struct proxy {
 	 * (backend), and the listen backlog of bind lines without their own */
 	struct conn_sockopts cli_so, srv_so;
 	int backlog;
+	/* sessions accepted per second (show stat rate, fe_sess_rate), and the
+	 * `rate-limit sessions` limit (0: none); any thread adds */
+	struct freq_ctr fe_sess_rate;
+	_Atomic uint32_t fe_sess_rate_max;
+	int fe_rate_lim;
 
 	/* settings inherited from a defaults section */
 	int timeout_client, timeout_server, timeout_connect, timeout_queue;
@@ -212,6 +226,8 @@ struct proxy {
 	struct list use_backends;   /* struct use_backend_rule */
 	_Atomic int feconn;
 	_Atomic int fe_maxconn_rt;  /* runtime: set maxconn frontend */
+	_Atomic int fe_state;       /* PX_FE_*: disable/enable/shutdown frontend
+	                             * (the CLI writes it, listener.c applies it) */
 	struct counters fe_cnt;
 	struct mux_counters fe_mux; /* ssl/h2/h1 of its client connections */
 
@@ -231,6 +247,10 @@ struct proxy {
 	 * CLI), and protects the check results of its servers and be_up;
 	 * the atomics below are written under it and read racily */
 	struct sl_lock state_lock;
+	/* show errors: the last invalid request and response (errcap.c),
+	 * allocated by the first error (compare-and-swap), then under its
+	 * own lock */
+	struct errcap_slots *_Atomic errcap;
 	int be_up;                  /* had a usable server at the last change */
 	_Atomic int64_t be_last_change_ms; /* monotonic ms, 0: the start */
 	_Atomic int64_t be_down_ms; /* time without usable server before it */
@@ -260,6 +280,7 @@ struct proxy {
 	struct list tcp_req_sess_rules; /* tcp-request session */
 	struct list tcp_req_cont_rules; /* tcp-request content */
 	struct list use_servers;        /* struct use_server_rule */
+	struct list stick_rules;        /* struct stick_rule (stick_rules.c) */
 	struct list tcp_res_cont_rules; /* tcp-response content */
 	int tcp_inspect_delay;      /* tcp-request inspect-delay (ms) */
 	int tcp_res_inspect_delay;  /* tcp-response inspect-delay (ms) */
@@ -268,6 +289,8 @@ struct proxy {
 	struct acl_cond **monitor_fail; /* `monitor fail` conditions (any: 503) */
 	int nmonitor_fail;
 	char *send_name_hdr;        /* http-send-name-header, or NULL */
+	char *capture_cookie;       /* capture cookie <name> (a prefix), or NULL */
+	int capture_cookie_len;
 	struct persist_rule *persist_rules;  /* force-persist, ignore-persist, in
 	                                      * order: the first match decides */
 	int npersist_rules;

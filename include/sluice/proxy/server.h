@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/conn.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/queue.h>
@@ -41,6 +42,11 @@ struct server {
 	int iweight;             /* configured weight */
 	_Atomic int uweight;     /* runtime weight (set server weight) */
 	_Atomic int admin;       /* enum srv_admin; written under be->state_lock */
+	int tfo;                 /* `tfo` (-1: `no-tfo`, 0: unset) */
+	int tcp_ut_ms;           /* `tcp-ut`, 0: the backend's */
+	struct sl_addr source;   /* `source`, kind ADDR_FD (unused) if none */
+	int has_source;
+	struct conn_sockopts so; /* the backend's socket options with these (post-parse) */
 	_Atomic int op_state;    /* enum srv_op; written under be->state_lock.
 	                          * Both are read without lock on the request
 	                          * path (srv_is_usable()) */
@@ -79,6 +85,9 @@ struct server {
 	/* health checks (check.h) */
 	struct check_conf chk;   /* settings, read-only after parsing */
 	struct srv_check *check; /* the running check (check.c), NULL: none */
+	_Atomic int chk_disabled; /* `disable health`: no check runs, a result in
+	                          * flight is ignored, the server shows as
+	                          * unchecked (written by the CLI) */
 	struct check_state chk_st; /* last result and health (be->state_lock) */
 	/* state history, written under be->state_lock, read racily for
 	 * display: monotonic ms of the last op/admin change (0: the start),

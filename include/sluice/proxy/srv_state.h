@@ -28,6 +28,12 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
  * going down" and is checked at once. Logged as HAProxy does. */
 void srv_set_admin(struct server *s, int admin);
 
+/* The CLI forces the operational state of <s> (`set server health`,
+ * enum srv_op): UP fills its health, DOWN empties it, NOLB (stopping)
+ * leaves it; then the queue moves and the change is logged ("changed from
+ * CLI"), as a check's change would. */
+void srv_set_health(struct server *s, int op);
+
 /* A copy of s->chk_st taken under the lock, for display. */
 void srv_check_snapshot(struct server *s, struct check_state *out);
 

@@ -12,6 +12,8 @@
 #include <sluice/http/mux_h1.h>
 #include <sluice/net/conn.h>
 #include <sluice/proxy/queue.h>
+#include <sluice/proxy/stick_rules.h>
+#include <sluice/proxy/stktable.h>
 
 struct listener;
 struct proxy;
@@ -79,6 +81,10 @@ struct stream {
 	int retries_done;
 	int redispatched;
 	char term[3];
+	_Atomic int kill_req;      /* `shutdown session(s)`: set by any thread
+	                            * (under the owner's stream-list lock, which
+	                            * keeps the stream alive), acted on by the
+	                            * owner when its task runs */
 	int64_t accept_us;         /* wall clock */
 	uint64_t accept_ms;        /* monotonic */
 	uint64_t queue_ms;         /* entered the queue */
@@ -118,6 +124,11 @@ struct stream {
 	char *svc_body;
 	size_t svc_len, svc_off;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
+	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
+	/* stick store-request keys waiting for the server (stick_rules.c) */
+	struct stick_store stick_store[STICK_MAX_STORE];
+	int stick_nstore;
+	int stick_done;            /* the request's stick rules ran */
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
@@ -195,5 +206,14 @@ static inline void stream_set_priority_offset(struct stream *s, long ms)
 void stream_dump_all(struct cli_out *out, int max);
 /* Number of live streams. */
 int  stream_count(void);
+
+/* `shutdown session <id>`: asks the stream whose `show sess` id is <id> to
+ * end. Any thread: it sets the stream's kill flag and wakes its task, and
+ * the owner thread ends it (termination state 'K'). Returns 0, or -1 if
+ * no stream has that id. */
+int  stream_shutdown_by_id(uintptr_t id);
+/* `shutdown sessions server`: the same for every stream using <srv>.
+ * Returns how many were asked. */
+int  stream_shutdown_server(const struct server *srv);
 
 #endif

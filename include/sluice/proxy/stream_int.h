@@ -6,12 +6,25 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <sluice/core/global.h>
+#include <sluice/core/list.h>
+#include <sluice/core/lock.h>
 #include <sluice/core/log.h>
 #include <sluice/proxy/stream.h>
 
 struct http_msg;
 struct http_reply;
 struct txn_body;
+
+/* Each thread's streams, for the CLI (stream_cli.c): linked and unlinked
+ * by the owner under <lock>, walked by the CLI in bounded batches under
+ * it; <count> written under it, read racily. */
+struct stream_list {
+	struct sl_lock lock;
+	struct list head;
+	int count;
+};
+extern struct stream_list thr_streams[MAX_THREADS];
 
 /* stream.c */
 int64_t stream_wall_us(void);
@@ -124,6 +137,8 @@ struct smp_ctx;
 struct ist;
 /* Prepares <c> for evaluations on <s> in direction <dir> (final). */
 void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir);
+/* The stream a sample context belongs to, or NULL (another caller's). */
+struct stream *stream_of_smp(const struct smp_ctx *ctx);
 /* unique-id: rendered once per transaction (unique-id-format). */
 int  stream_unique_id(struct smp_ctx *ctx, struct ist *out);
 
