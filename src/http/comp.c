@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <zlib.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/freq.h>
 #include <sluice/core/global.h>
 #include <sluice/expr/sample.h>
 #include <sluice/http/comp.h>
@@ -548,38 +549,20 @@ int comp_response_edit(struct http_edit *e, int algo)
 
 /* ---- maxcomprate ---- */
 
-/* A two-second window: the bytes of the current second and of the one
- * before, the latter weighted by what is left of it in the last 1000 ms.
- * Threads race only on the switch to a new second (one compare-and-swap
- * wins it); an addition that lands in the old second during the switch
- * is counted in the new one: the limit is a rate, not an exact sum. */
+/* The input of every compressor of the process, per second (core/freq.c:
+ * lock-free, any thread). */
 void comp_rate_add(uint64_t now_ms, uint64_t bytes)
 {
-	uint64_t sec = now_ms / 1000, old = atomic_load(&global.comp_rate_sec);
-
-	if (old != sec && atomic_compare_exchange_strong(&global.comp_rate_sec, &old, sec)) {
-		uint64_t curr = atomic_exchange(&global.comp_rate_curr, 0);
-
-		atomic_store(&global.comp_rate_prev, sec == old + 1 ? curr : 0);
-	}
-	atomic_fetch_add_explicit(&global.comp_rate_curr, bytes, memory_order_relaxed);
+	freq_ctr_add(&global.comp_rate, 1000, (uint32_t)now_ms,
+	             bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes);
 }
 
 int comp_rate_exceeded(uint64_t now_ms)
 {
-	uint64_t sec = now_ms / 1000, at = atomic_load(&global.comp_rate_sec);
-	uint64_t curr = atomic_load(&global.comp_rate_curr);
-	uint64_t prev = atomic_load(&global.comp_rate_prev), rate;
-
 	if (!global.comp_maxrate)
 		return 0;
-	if (sec == at)
-		rate = curr + prev * (1000 - now_ms % 1000) / 1000;
-	else if (sec == at + 1)
-		rate = curr * (1000 - now_ms % 1000) / 1000;
-	else
-		rate = 0;
-	return rate > (uint64_t)global.comp_maxrate * 1024;
+	return freq_ctr_read(&global.comp_rate, 1000, (uint32_t)now_ms) >
+	       (uint64_t)global.comp_maxrate * 1024;
 }
 
 /* ---- streams ---- */

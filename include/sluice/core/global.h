@@ -87,9 +87,8 @@ struct global {
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
-	/* compression input rate, all threads (maxcomprate, src/http/comp.c):
-	 * bytes in the current second and in the one before */
-	_Atomic uint64_t comp_rate_sec, comp_rate_curr, comp_rate_prev;
+	struct freq_ctr comp_rate;      /* bytes given to compressors per second
+	                                 * (maxcomprate, src/http/comp.c) */
 	_Atomic int hard_stop;  /* leave the loops now */
 	uint64_t start_ms;      /* monotonic ms at start */
 	int64_t start_wall;     /* time(NULL) at start */
