@@ -68,7 +68,7 @@ void freq_ctr_set(struct freq_ctr *f, uint32_t now, uint32_t v)
 
 uint32_t freq_ctr_wait(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit)
 {
-	uint32_t lo = 0, hi = period;
+	uint32_t lo = 0, hi = 2 * period;   /* two periods on, the estimate is 0 */
 
 	if (!period || freq_ctr_read(f, period, now) < limit)
 		return 0;
@@ -83,3 +83,56 @@ uint32_t freq_ctr_wait(struct freq_ctr *f, uint32_t period, uint32_t now, uint32
 	}
 	return hi;
 }
+
+/* The estimate of <f> for a current count <curr> (other fields as loaded). */
+static uint32_t estimate(uint32_t tick, uint64_t curr, uint64_t prev, uint32_t period,
+                         uint32_t now)
+{
+	int32_t elapsed = (int32_t)((now & ~1u) - (tick & ~1u));
+
+	if (!period)
+		return (uint32_t)curr;
+	if (elapsed < 0)
+		elapsed = 0;
+	if ((uint32_t)elapsed >= 2 * period)
+		return 0;
+	if ((uint32_t)elapsed >= period) {
+		prev = curr;
+		curr = 0;
+		elapsed -= (int32_t)period;
+	}
+	return (uint32_t)(curr + prev * (uint64_t)(period - (uint32_t)elapsed) / period);
+}
+
+int freq_ctr_try_add(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit)
+{
+	now &= ~1u;
+	for (;;) {
+		uint32_t tick, curr, prev;
+
+		frq_rotate(f, period, now);
+		tick = atomic_load_explicit(&f->tick, memory_order_acquire);
+		curr = atomic_load_explicit(&f->curr, memory_order_relaxed);
+		prev = atomic_load_explicit(&f->prev, memory_order_relaxed);
+		if (estimate(tick, curr, prev, period, now) >= limit)
+			return 0;
+		/* the count did not move since it was judged: the event fits */
+		if (atomic_compare_exchange_weak_explicit(&f->curr, &curr, curr + 1,
+		                                          memory_order_relaxed,
+		                                          memory_order_relaxed))
+			return 1;
+	}
+}
+
+void freq_ctr_undo(struct freq_ctr *f)
+{
+	uint32_t curr = atomic_load_explicit(&f->curr, memory_order_relaxed);
+
+	/* after a rotation the event may be in the previous period: then
+	 * nothing is taken back (the estimate errs on the strict side) */
+	while (curr && !atomic_compare_exchange_weak_explicit(&f->curr, &curr, curr - 1,
+	                                                      memory_order_relaxed,
+	                                                      memory_order_relaxed))
+		;
+}
+

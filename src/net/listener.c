@@ -98,18 +98,25 @@ static int thread_allowed(const struct bind_conf *bc, int tid)
 	return !bc->thread_mask || (bc->thread_mask & (1ull << tid));
 }
 
+static int global_rate_lim(void)
+{
+	int glim = global.maxconnrate;
+
+	if (global.maxsessrate && (!glim || global.maxsessrate < glim))
+		glim = global.maxsessrate;
+	return glim;
+}
+
 /* Milliseconds until the accept rates (maxconnrate, maxsessrate, the
  * frontend's rate-limit sessions) let <l> accept again: 0 when they do now.
  * Only read when a limit is set: no shared cache line per accept else. */
 static uint32_t rate_wait(const struct listener *l)
 {
 	uint32_t now = (uint32_t)th_ctx->now_ms, w = 0, v;
-	int glim = global.maxconnrate;
+	int glim = global_rate_lim();
 
 	if (!l->fe)
 		return 0;
-	if (global.maxsessrate && (!glim || global.maxsessrate < glim))
-		glim = global.maxsessrate;
 	if (glim && (v = freq_ctr_wait(&global.conn_rate, 1000, now, (uint32_t)glim)) > w)
 		w = v;
 	if (l->fe->fe_rate_lim &&
@@ -118,15 +125,53 @@ static uint32_t rate_wait(const struct listener *l)
 	return w;
 }
 
-/* One more accepted connection in the rates. */
-static void rate_count(struct listener *l)
+
+/* With a rate limit: counts the connection about to be accepted in the
+ * rates if each stays within its limit (1), else counts nothing (0). A
+ * compare-and-swap per counter keeps the limits exact whatever the number
+ * of threads accepting. */
+static int rate_take(struct listener *l)
+{
+	uint32_t now = (uint32_t)th_ctx->now_ms;
+	int glim = global_rate_lim();
+
+	if (glim && !freq_ctr_try_add(&global.conn_rate, 1000, now, (uint32_t)glim))
+		return 0;
+	if (!glim)
+		freq_ctr_add(&global.conn_rate, 1000, now, 1);
+	if (l->fe->fe_rate_lim &&
+	    !freq_ctr_try_add(&l->fe->fe_sess_rate, 1000, now, (uint32_t)l->fe->fe_rate_lim)) {
+		freq_ctr_undo(&global.conn_rate);
+		return 0;
+	}
+	if (!l->fe->fe_rate_lim)
+		freq_ctr_add(&l->fe->fe_sess_rate, 1000, now, 1);
+	return 1;
+}
+
+static void rate_undo(struct listener *l)
+{
+	freq_ctr_undo(&global.conn_rate);
+	freq_ctr_undo(&l->fe->fe_sess_rate);
+}
+
+static int rate_limited(const struct listener *l)
+{
+	return l->fe && (global.maxconnrate || global.maxsessrate || l->fe->fe_rate_lim);
+}
+
+/* One more accepted connection in the rates (<counted>: already, by
+ * rate_take()), and the peaks. */
+static void rate_count(struct listener *l, int counted)
 {
 	uint32_t now = (uint32_t)th_ctx->now_ms, r, m;
 
 	if (!l->fe)
 		return;
-	freq_ctr_add(&global.conn_rate, 1000, now, 1);
-	freq_ctr_add(&l->fe->fe_sess_rate, 1000, now, 1);
+	if (!counted) {
+		freq_ctr_add(&global.conn_rate, 1000, now, 1);
+		freq_ctr_add(&l->fe->fe_sess_rate, 1000, now, 1);
+	}
 	/* the peaks of show stat and show info: a read and, rarely, a CAS */
 	r = freq_ctr_read(&l->fe->fe_sess_rate, 1000, now);
 	m = atomic_load_explicit(&l->fe->fe_sess_rate_max, memory_order_relaxed);
@@ -218,7 +263,7 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 	while (budget-- > 0) {
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);
-		int fd;
+		int fd, counted;
 
 		if (limits_reached(l) || !conn_slot_take(l)) {
 			listener_pause(l, tid);
@@ -234,10 +279,24 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 				task_set_expire(resume_task[tid], th_ctx->now_ms + rate_wait(l));
 			return;
 		}
+		counted = 0;
+		if (rate_limited(l)) {
+			if (!rate_take(l)) {
+				/* the rate is at a limit: nothing ends it but time */
+				conn_slot_release(l);
+				listener_pause(l, tid);
+				task_set_expire(resume_task[tid], th_ctx->now_ms +
+				                (rate_wait(l) ? rate_wait(l) : 1));
+				return;
+			}
+			counted = 1;
+		}
 		fd = accept4(h->fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			int err = errno;
 
+			if (counted)
+				rate_undo(l);
 			conn_slot_release(l);
 			if (err == EINTR || err == ECONNABORTED)
 				continue;
@@ -269,7 +328,7 @@ static void accept_cb(struct poll_handle *h, uint32_t ev)
 		th_ctx->act.accepts++;
 		atomic_fetch_add(&l->nbconn, 1);
 		atomic_fetch_add(&global.cum_conns, 1);
-		rate_count(l);
+		rate_count(l, counted);
 		if (l->on_accept(l, fd, &from) < 0)
 			listener_conn_closed(l);
 	}

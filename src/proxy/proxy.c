@@ -29,7 +29,8 @@
  * constructor: referencing them links them wherever proxies are */
 extern const int proxy_px_sock_anchor;
 __attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
-extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor;
+extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor, proxy_px_compat_anchor;
+__attribute__((used)) static const int *const px_compat_anchor = &proxy_px_compat_anchor;
 __attribute__((used)) static const int *const persist_anchor = &proxy_persist_cfg_anchor;
 __attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
 

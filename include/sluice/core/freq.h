@@ -27,8 +27,14 @@ void freq_ctr_add(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t n)
 uint32_t freq_ctr_read(struct freq_ctr *f, uint32_t period, uint32_t now);
 /* Starts the counter over at <now> with <v> events. */
 void freq_ctr_set(struct freq_ctr *f, uint32_t now, uint32_t v);
+/* Adds one event if the rate stays below <limit> with it: 1, or 0 when the
+ * limit is reached (nothing added). Exact across threads: the count is
+ * judged and moved in one compare-and-swap. */
+int freq_ctr_try_add(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit);
+/* Takes back an event freq_ctr_try_add() added (it did not happen). */
+void freq_ctr_undo(struct freq_ctr *f);
 /* Milliseconds from <now> until the rate falls below <limit> if no event
- * comes (0 when it already is), bounded by the period. */
+ * comes (0 when it already is), at most two periods. */
 uint32_t freq_ctr_wait(struct freq_ctr *f, uint32_t period, uint32_t now, uint32_t limit);
 
 #endif
