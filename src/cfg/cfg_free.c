@@ -21,6 +21,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/http/act.h>
+#include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
 #include <sluice/http/userlist.h>
@@ -154,6 +155,7 @@ static void free_http_settings(struct proxy *px)
 	free(px->cookie_name);
 	free(px->cookie_domain);
 	free(px->lb_arg);
+	comp_cfg_free(px);
 }
 
 void cfg_free_proxy(struct proxy *px)

@@ -22,6 +22,8 @@ struct global global = {
 	.runqueue_depth = 200,
 	.maxaccept = 64,
 	.stats_timeout_ms = 10000,
+	.comp_maxlevel = 1,       /* HAProxy's default */
+	.comp_maxcpu = 100,
 	.logs = LIST_HEAD_INIT(global.logs),
 };
 

@@ -227,6 +227,14 @@ static const struct pm_stat fe_metrics[] = {
 	{ "http_requests_rate_max", ST_REQ_RATE_MAX, G, PMF_NUM | PMF_HTTP,
 	  "Highest HTTP request rate per second seen." },
 	{ "http_requests_total", ST_REQ_TOT, C, PMF_NUM | PMF_HTTP, "HTTP requests since start." },
+	{ "http_comp_bytes_in_total", ST_COMP_IN, C, PMF_NUM | PMF_HTTP,
+	  "Response bytes given to the compressor." },
+	{ "http_comp_bytes_out_total", ST_COMP_OUT, C, PMF_NUM | PMF_HTTP,
+	  "Bytes the compressor gave out." },
+	{ "http_comp_bytes_bypassed_total", ST_COMP_BYP, C, PMF_NUM | PMF_HTTP,
+	  "Response bytes that bypassed the compressor (always 0)." },
+	{ "http_comp_responses_total", ST_COMP_RSP, C, PMF_NUM | PMF_HTTP,
+	  "Responses compressed." },
 	{ "connections_rate_max", ST_CONN_RATE_MAX, G, PMF_NUM,
 	  "Highest connection rate per second seen." },
 	{ "connections_total", ST_CONN_TOT, C, PMF_NUM, "Connections accepted since start." },
@@ -294,6 +302,14 @@ static const struct pm_stat_both {
 	  1, 1 },
 	{ { "server_aborts_total", ST_SRV_ABRT, C, PMF_NUM, "Transfers aborted by the server." },
 	  1, 1 },
+	{ { "http_comp_bytes_in_total", ST_COMP_IN, C, PMF_NUM | PMF_HTTP, "Response bytes "
+	    "given to the compressor." }, 1, 0 },
+	{ { "http_comp_bytes_out_total", ST_COMP_OUT, C, PMF_NUM | PMF_HTTP, "Bytes the "
+	    "compressor gave out." }, 1, 0 },
+	{ { "http_comp_bytes_bypassed_total", ST_COMP_BYP, C, PMF_NUM | PMF_HTTP, "Response "
+	    "bytes that bypassed the compressor (always 0)." }, 1, 0 },
+	{ { "http_comp_responses_total", ST_COMP_RSP, C, PMF_NUM | PMF_HTTP, "Responses "
+	    "compressed." }, 1, 0 },
 	{ { "last_session_seconds", ST_LASTSESS, G, PMF_NUM, "Seconds since the last session "
 	    "(-1: none yet)." }, 1, 1 },
 	{ { "queue_time_average_seconds", ST_QTIME, G, PMF_MS, "Average queue wait over the "

@@ -332,6 +332,16 @@ static void row_percentiles(struct stat_row *r, const struct hist_snap *q,
 	row_u64(r, ST_QUEUED_TOT, queued);
 }
 
+/* The compression columns of frontends and backends (HAProxy 2.6 fills
+ * them in TCP mode too). */
+static void row_comp(struct stat_row *r, const struct counters *c)
+{
+	row_u64(r, ST_COMP_IN, atomic_load(&c->comp_in));
+	row_u64(r, ST_COMP_OUT, atomic_load(&c->comp_out));
+	row_u64(r, ST_COMP_BYP, atomic_load(&c->comp_byp));
+	row_u64(r, ST_COMP_RSP, atomic_load(&c->comp_rsp));
+}
+
 /* The HTTP columns, for proxies in mode http (empty in TCP mode, as in
  * HAProxy). <kind>: 0 frontend, 1 backend, 2 server. */
 static void row_http(struct stat_row *r, const struct proxy *px, const struct counters *c,
@@ -392,6 +402,7 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_u64(r, ST_CONN_TOT, atomic_load(&px->fe_cnt.cum_conn));
 	row_set(r, ST_DCON, "0");
 	row_set(r, ST_DSES, "0");
+	row_comp(r, c);
 	row_http(r, px, c, 0);
 	row_mux(r, &px->fe_mux);
 }
@@ -548,6 +559,7 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_AGG_SERVER_CHECK_STATUS, "0");
 	row_set(r, ST_AGG_CHECK_STATUS, "0");
 	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	row_comp(r, &be->be_cnt);
 	row_http(r, be, &be->be_cnt, 1);
 	row_mux(r, &be->be_mux);
 }

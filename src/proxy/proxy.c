@@ -19,6 +19,7 @@
 #include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/lb_hash.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/http/comp.h>
 #include <sluice/mgmt/stats_page.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stktable.h>
@@ -232,6 +233,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 		px->lb_uri_path_only = def->lb_uri_path_only;
 		px->lb_hdr_domain = def->lb_hdr_domain;
 	}
+	comp_cfg_inherit(px, def);   /* out of memory: no compression */
 	px->defaults = (struct proxy *)def;
 }
 

@@ -43,6 +43,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/comp.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
@@ -131,6 +132,10 @@ static void txn_start(struct stream *s)
 
 static void txn_cleanup(struct http_txn *t)
 {
+	/* comp_on stays for the log line of a transaction already logged:
+	 * the next txn_start() clears it */
+	comp_ctx_free(t->comp);
+	t->comp = NULL;
 	free(t->retry_copy);
 	t->retry_copy = NULL;
 	vars_prune(&t->vars_txn);
@@ -833,6 +838,69 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	}
 }
 
+/* The response is compressed: its stream state, then its head. A state
+ * that cannot be had leaves the response as it is (HAProxy does the same
+ * when its compression cannot start); a head that cannot be edited fails
+ * the response. Returns 0 or -1. */
+static int response_comp_start(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+
+	t->comp = comp_ctx_new(t->comp_algo, global.comp_maxlevel);
+	if (!t->comp) {
+		t->comp_on = 0;
+		return 0;
+	}
+	if (comp_response_edit(&t->res_edit, t->comp_algo) < 0) {
+		comp_ctx_free(t->comp);
+		t->comp = NULL;
+		t->comp_on = 0;
+		return -1;
+	}
+	CNT_INC(s->fe->fe_cnt.comp_rsp);
+	if (s->be)
+		CNT_INC(s->be->be_cnt.comp_rsp);
+	return 0;
+}
+
+/* Compresses what waits in the staging buffer into the response channel
+ * (comp_ctx_feed()), counting the input for maxcomprate when it is set. */
+static int response_comp_feed(struct stream *s, int mode)
+{
+	struct comp_ctx *c = s->txn->comp;
+	uint64_t in0, in1, out;
+	int rc;
+
+	if (!global.comp_maxrate)
+		return comp_ctx_feed(c, &s->res, mode);
+	comp_ctx_counts(c, &in0, &out);
+	rc = comp_ctx_feed(c, &s->res, mode);
+	comp_ctx_counts(c, &in1, &out);
+	if (in1 > in0)
+		comp_rate_add(now_ms(), in1 - in0);
+	return rc;
+}
+
+/* The bytes a compressed response gave to the compressor and got from it,
+ * for `show stat` (comp_in, comp_out), once, before the context goes. */
+static void response_comp_account(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	uint64_t in, out;
+
+	if (!t || !t->comp)
+		return;
+	comp_ctx_counts(t->comp, &in, &out);
+	CNT_ADD(s->fe->fe_cnt.comp_in, in);
+	CNT_ADD(s->fe->fe_cnt.comp_out, out);
+	if (s->be) {
+		CNT_ADD(s->be->be_cnt.comp_in, in);
+		CNT_ADD(s->be->be_cnt.comp_out, out);
+	}
+	comp_ctx_free(t->comp);
+	t->comp = NULL;
+}
+
 /* A final response head is parsed at the start of the response channel:
  * rules, then serialisation into the client's mux. Returns 0, or -1 to
  * close. */
@@ -850,6 +918,20 @@ static int response_parsed(struct stream *s)
 		t->res_head_ms = now_ms();
 		t->Tr = (int)(t->res_head_ms - (t->req_sent_ms ? t->req_sent_ms : t->req_head_ms));
 		t->srv_status = m->status;
+		/* decided before the rules, as HAProxy 2.6 (res.comp is true in
+		 * http-response rules); the head changes after them */
+		if (t->comp_algo)
+			t->comp_on = comp_response_ok(s->fe->comp, s->be ? s->be->comp : NULL,
+			                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
+			                              t->meth, s->h2bs && h2bs_rx_done(s->h2bs), m) &&
+			             !comp_rate_exceeded(now_ms());
+	} else {
+		/* of sluice's own replies, only a service's may be compressed
+		 * (HAProxy filters its applets' responses, not its errors) */
+		t->comp_on = s->svc_body && t->comp_algo &&
+		             comp_response_ok(s->fe->comp, s->be && s->be != s->fe ? s->be->comp : NULL,
+		                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
+		                              t->meth, 0, m);
 	}
 	http_edit_init(&t->res_edit, m, t->res_arena, sizeof(t->res_arena), TXN_HDRS_CAP);
 	/* capture response header: as received, before any rule */
@@ -934,6 +1016,19 @@ static int response_parsed(struct stream *s)
 			}
 		}
 	}
+	if (t->comp_on) {
+		if (response_comp_start(s) < 0) {
+			CNT_INC(s->fe->fe_cnt.failed_rewrites);
+			return -1;
+		}
+		if (t->comp_on) {
+			/* the length changes: chunked to HTTP/1, DATA frames until
+			 * END_STREAM to HTTP/2 */
+			fl &= ~H1O_F_ADD_CL;
+			if (!s->h2s)
+				fl |= H1O_F_ADD_CHUNKED;
+		}
+	}
 	if (t->res_body.until_close)
 		t->flags |= TX_F_CLI_CLOSE;   /* the body ends with the connection */
 	if (m->flags & HTTP_F_TUNNEL) {
@@ -953,6 +1048,15 @@ static int response_parsed(struct stream *s)
 	buf_consume(&s->res, m->head_len);
 	m->head_len = 0;
 	t->flags |= TX_F_RES_GONE;
+	if (t->comp && s->res.data) {
+		/* body bytes an http-response wait-for-body kept: compressed
+		 * first (the staging buffer is as large as the channel) */
+		struct buffer *in = comp_ctx_input(t->comp);
+
+		memcpy(buf_tail(in), buf_head(&s->res), s->res.data);
+		in->data += s->res.data;
+		s->res.head = s->res.data = 0;
+	}
 	if (s->h2s ? h2s_tx_finished(s->h2s) : (h1m_tx_finished(&s->cli_m) || s->cli_m.tx_done)) {
 		/* bodyless (HEAD, 204, 304): a local reply's body stays here */
 		s->res.head = s->res.data = 0;
@@ -1112,17 +1216,31 @@ static int xfer_response_body(struct stream *s)
 
 	if (t->flags & TX_F_REPLIED) {
 		/* a local reply's payload is all in the channel, or comes
-		 * from the service's body */
-		if (http_service_feed(s))
+		 * from the service's body (through the compressor, maybe) */
+		if (http_service_feed(s, t->comp ? comp_ctx_input(t->comp) : &s->res))
 			progress = 1;
-		if (!s->svc_body)
+		if (t->comp) {
+			int fr = response_comp_feed(s, s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
+
+			if (fr < 0) {
+				t->err_reason = "compression failed";
+				return -1;
+			}
+			progress |= fr;
+			if (comp_ctx_finished(t->comp))
+				t->res_body.done = 1;
+		} else if (!s->svc_body) {
 			t->res_body.done = 1;
+		}
 		return progress;
 	}
 	if (!t->res_body.done) {
 		const char *why = NULL;
-		int rc = s->h2bs ? h2bs_rcv_body(s->h2bs, &s->res) :
-		                   h1m_rcv_body(&s->srv_m, &s->res, &why);
+		/* a compressed body goes through the compressor's staging
+		 * buffer on its way to the channel */
+		struct buffer *dst = t->comp ? comp_ctx_input(t->comp) : &s->res;
+		int rc = s->h2bs ? h2bs_rcv_body(s->h2bs, dst) :
+		                   h1m_rcv_body(&s->srv_m, dst, &why);
 
 		if (rc < 0) {
 			t->err_reason = why ? why : "invalid chunked response body";
@@ -1133,11 +1251,26 @@ static int xfer_response_body(struct stream *s)
 			s->srv_exp = tick_add_ifset(now_ms(), t->srv_timeout_ms ?
 			                            t->srv_timeout_ms : s->be->timeout_server);
 		}
-		if (http_srv_rx_done(s))
+		if (t->comp) {
+			/* flushed whenever the server has nothing more for now, so
+			 * that the client sees what came before a pause */
+			int mode = http_srv_rx_done(s) ? COMP_FEED_FINISH :
+			           (rc > 0 && srv_rx_pending(s)) ? COMP_FEED_MORE : COMP_FEED_SYNC;
+			int fr = response_comp_feed(s, mode);
+
+			if (fr < 0) {
+				t->err_reason = "compression failed";
+				return -1;
+			}
+			progress |= fr;
+			if (comp_ctx_finished(t->comp))
+				t->res_body.done = 1;
+		} else if (http_srv_rx_done(s)) {
 			t->res_body.done = 1;
+		}
 	}
-	if (!(t->flags & TX_F_RES_TRUNC) && !t->res_body.done && !srv_rx_pending(s) &&
-	    (s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
+	if (!(t->flags & TX_F_RES_TRUNC) && !t->res_body.done && !http_srv_rx_done(s) &&
+	    !srv_rx_pending(s) && (s->sc.flags & (CONN_F_RD_SHUT | CONN_F_ERROR)))
 		response_truncated(s);
 	return progress;
 }
@@ -1178,6 +1311,8 @@ static int xfer_to_client(struct stream *s)
 /* Whether nothing of the response waits to go to the client. */
 static int response_flushed(const struct stream *s)
 {
+	if (s->txn->comp && comp_ctx_pending(s->txn->comp))
+		return 0;
 	return !s->res.data && (s->h2s || h1m_tx_empty(&s->cli_m));
 }
 
@@ -1466,6 +1601,7 @@ static void txn_end(struct stream *s)
 	enum sc_plan plan;
 
 	t->Ta = (int)(now - s->accept_ms) - (t->Ti > 0 ? t->Ti : 0);
+	response_comp_account(s);
 	if (t->status < 0 && t->res.status)
 		t->status = t->res.status;
 	stream_account_bytes(s);
@@ -1621,6 +1757,7 @@ void http_stream_release(struct stream *s)
 		stream_account_bytes(s);
 		s->bytes_in = s->bytes_out = 0;
 	}
+	response_comp_account(s);
 	http_h1_strm_end(s);
 	http_service_release(s);
 	if (conn_is_open(&s->sc) && s->sc_srv) {

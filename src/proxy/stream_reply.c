@@ -19,6 +19,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/msg.h>
 #include <sluice/http/txn.h>
@@ -288,6 +289,11 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	int rc;
 
 	http_service_release(s);
+	/* HAProxy compresses what its services answer: the request's side of
+	 * the negotiation happens here, the rules having stopped */
+	if (s->fe->comp || (s->be && s->be->comp))
+		t->comp_algo = comp_request(s->fe->comp, s->be && s->be != s->fe ? s->be->comp : NULL,
+		                            &t->req, &t->req_edit);
 	/* counted before the service runs, as HAProxy: a scrape sees itself */
 	CNT_INC(s->fe->fe_cnt.intercepted);
 	rc = svc->produce(s, &rep);
@@ -319,20 +325,20 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 }
 
-int http_service_feed(struct stream *s)
+int http_service_feed(struct stream *s, struct buffer *dst)
 {
 	size_t n;
 
 	if (!s->svc_body || s->svc_off >= s->svc_len)
 		return 0;
-	buf_realign(&s->res);
-	n = buf_room(&s->res);
+	buf_realign(dst);
+	n = buf_room(dst);
 	if (n > s->svc_len - s->svc_off)
 		n = s->svc_len - s->svc_off;
 	if (!n)
 		return 0;
-	memcpy(buf_tail(&s->res), s->svc_body + s->svc_off, n);
-	s->res.data += n;
+	memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
+	dst->data += n;
 	s->svc_off += n;
 	if (s->svc_off == s->svc_len)
 		http_service_release(s);   /* all of it is in the buffer */

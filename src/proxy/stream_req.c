@@ -18,6 +18,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/http/act.h>
 #include <sluice/http/h1.h>
+#include <sluice/http/comp.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/http_cookie.h>
 #include <sluice/http/msgedit.h>
@@ -524,6 +525,10 @@ void http_analyze(struct stream *s, int final)
 	default:
 		break;
 	}
+	/* the algorithm, once every rule ran (a rule may set or remove
+	 * Accept-Encoding), as HAProxy's filter sees the request */
+	if (s->fe->comp || s->be->comp)
+		t->comp_algo = comp_request(s->fe->comp, s->be->comp, &t->req, &t->req_edit);
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);

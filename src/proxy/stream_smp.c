@@ -24,6 +24,7 @@
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/msgedit.h>
+#include <sluice/http/comp.h>
 #include <sluice/http/txn.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
@@ -404,6 +405,8 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 		          &c->res_body, &c->res_body_complete);
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
+	if (t->comp_on)
+		c->res_comp_algo = comp_algo_name(t->comp_algo);
 	c->txn_id = t->id;
 	if (t->uri_copy_len) {
 		const char *sp = memchr(t->uri_copy, ' ', t->uri_copy_len);

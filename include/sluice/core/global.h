@@ -72,6 +72,9 @@ struct global {
 	char *localpeer;        /* this instance's peer name (-L, `localpeer`; the
 	                         * hostname by default), for peers sections: stored,
 	                         * nothing uses it yet */
+	int comp_maxlevel;      /* tune.comp.maxlevel: zlib level (1..9) */
+	int comp_maxrate;       /* maxcomprate (kB/s, 0: none) */
+	int comp_maxcpu;        /* maxcompcpuusage (percent): accepted, not enforced */
 	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
 
 	/* runtime */
@@ -86,6 +89,8 @@ struct global {
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
+	struct freq_ctr comp_rate;      /* bytes given to compressors per second
+	                                 * (maxcomprate, src/http/comp.c) */
 	_Atomic int hard_stop;  /* leave the loops now */
 	uint64_t start_ms;      /* monotonic ms at start */
 	int64_t start_wall;     /* time(NULL) at start */

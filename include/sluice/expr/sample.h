@@ -340,6 +340,8 @@ struct smp_ctx {
 	enum http_meth txn_meth;
 	int txn_status;
 	int64_t now_us;              /* wall clock, us since epoch (0: read it) */
+	const char *res_comp_algo;   /* the response is compressed with this
+	                              * algorithm (res.comp, res.comp_algo), or NULL */
 
 	/* variable stores: sess, txn, req, res (proc is process-wide) */
 	struct var_store *vars[VAR_SCOPES];

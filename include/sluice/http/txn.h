@@ -107,6 +107,13 @@ struct http_txn {
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */
 	int resp_interim;            /* 1xx heads forwarded so far */
 	const struct http_reply *tarpit_reply;   /* tarpit's own reply, or NULL */
+	/* compression (src/http/comp.c): the algorithm the request accepts
+	 * (COMP_NONE: none), whether this response is compressed with it, and
+	 * its stream state (malloc), from the response head to the end of the
+	 * transaction (txn_cleanup() frees it on every path) */
+	int comp_algo;
+	int comp_on;
+	struct comp_ctx *comp;
 	const struct proxy *stats_px; /* the proxy whose stats page answers, or NULL */
 	int stats_admin;             /* its `stats admin` condition matched */
 	int stats_rules_done;        /* its `stats http-request` rules ran */

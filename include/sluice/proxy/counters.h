@@ -29,6 +29,10 @@ struct counters {
 	_Atomic uint64_t internal_errors; /* eint */
 	_Atomic uint64_t reuse;          /* reuse: requests sent on a reused connection */
 	_Atomic uint64_t connect;        /* connect: new server connections */
+	_Atomic uint64_t comp_in;        /* comp_in: response bytes given to the compressor */
+	_Atomic uint64_t comp_out;       /* comp_out: bytes it gave out */
+	_Atomic uint64_t comp_byp;       /* comp_byp: always 0, as HAProxy 2.6 shows it */
+	_Atomic uint64_t comp_rsp;       /* comp_rsp: responses compressed */
 	_Atomic int cur_max;             /* smax */
 	_Atomic int queue_max;           /* qmax */
 	_Atomic int64_t last_sess;       /* wall-clock seconds, lastsess */

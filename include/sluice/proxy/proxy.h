@@ -313,6 +313,8 @@ struct proxy {
 	enum lb_hash_type hash_type;
 	char *lb_arg;               /* url_param name, hdr name */
 	int lb_uri_len, lb_uri_depth, lb_uri_whole, lb_uri_path_only, lb_hdr_domain;
+	/* compression (src/http/comp.c), NULL without any compression line */
+	struct comp_cfg *comp;
 };
 
 /* cookie options */

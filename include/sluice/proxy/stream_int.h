@@ -128,7 +128,7 @@ struct http_service;
 void http_service_run(struct stream *s, const struct http_service *svc);
 /* Moves the next bytes of the service's body into the response buffer;
  * returns 1 if some moved. */
-int  http_service_feed(struct stream *s);
+int  http_service_feed(struct stream *s, struct buffer *dst);
 /* Drops the service's body, sent or not (end of transaction, new reply). */
 void http_service_release(struct stream *s);
 
