@@ -44,6 +44,7 @@
 #include <sluice/net/conn.h>
 #include <sluice/net/proxy_proto.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/tls.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/check_h2.h>
 #include <sluice/proxy/check_http.h>
@@ -84,6 +85,8 @@ struct srv_check {
 	struct buffer tx, rx;
 	struct hchk_reply reply;
 	int use_h2;                    /* an HTTP check of a `proto h2` server */
+	int use_ssl;                   /* over TLS (check-ssl, or the server's ssl) */
+	int h2_now;                    /* this run speaks HTTP/2 (use_h2, or ALPN) */
 	struct chk_h2 *h2;             /* its HTTP/2 session during a check */
 	struct buffer raw;             /* HTTP/2: the server's bytes, before the
 	                                * session turns the reply into rx */
@@ -228,6 +231,28 @@ int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
 	}
 	if (!strcmp(o, "check-send-proxy")) {
 		c->send_proxy = 1;
+		return 1;
+	}
+	if (!strcmp(o, "check-proto")) {
+		static const char *const names[] = { "h1", "h2", "none", "fcgi" };
+
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'check-proto' : missing value.");
+			return -1;
+		}
+		v = args[++*i];
+		for (n = 0; n < 4 && strcmp(v, names[n]); n++)
+			;
+		if (n == 4) {
+			snprintf(err, errlen, "'check-proto' :  unknown MUX protocol '%s'.", v);
+			return -1;
+		}
+		if (n == 3) {
+			snprintf(err, errlen, "'check-proto fcgi' : FastCGI is not supported by "
+			         "this version of sluice.");
+			return -1;
+		}
+		c->proto = CHK_PROTO_H1 + (int)n;
 		return 1;
 	}
 	if (strcmp(o, "inter") && strcmp(o, "fastinter") && strcmp(o, "downinter") &&
@@ -416,6 +441,15 @@ static void check_conclude_errno(struct srv_check *c, int status, int err)
 	check_conclude(c, status, 0, err ? strerror(err) : NULL);
 }
 
+/* The PROXY header of a check in <out>: its own addresses in v1, LOCAL
+ * in v2, as HAProxy sends them. Returns its length. */
+static size_t check_pp_header(struct srv_check *c, char *out, size_t room)
+{
+	if (c->send_proxy == 1)
+		return pp_build_v1(out, room, conn_src(&c->c), &c->dst);
+	return pp_build_v2((uint8_t *)out, room, NULL, NULL);
+}
+
 /* The bytes a check sends once connected: the PROXY header (its own
  * addresses in v1, LOCAL in v2, as HAProxy sends them), then the HTTP
  * request. Returns 0 or -1. */
@@ -426,14 +460,13 @@ static int check_prepare_tx(struct srv_check *c)
 
 	if (!c->send_proxy && !(r && r->req))
 		return 0;
-	if (buf_alloc(&c->tx) < 0)
+	if (!c->tx.area && buf_alloc(&c->tx) < 0)
 		return -1;
-	if (c->send_proxy == 1)
-		len = pp_build_v1(c->tx.area, c->tx.size, conn_src(&c->c), &c->dst);
-	else if (c->send_proxy == 2)
-		len = pp_build_v2((uint8_t *)c->tx.area, c->tx.size, NULL, NULL);
+	/* over TLS, the PROXY header went in clear before the handshake */
+	if (c->send_proxy && !c->use_ssl)
+		len = check_pp_header(c, c->tx.area, c->tx.size);
 	c->tx.data = len;
-	if (r && r->req && c->use_h2) {
+	if (r && r->req && c->h2_now) {
 		/* the preface, our SETTINGS and the request as one stream */
 		c->h2 = chk_h2_new(r->req, r->req_len, &c->tx);
 		return c->h2 ? 0 : -1;
@@ -473,6 +506,39 @@ static ssize_t check_recv_h2(struct srv_check *c)
 	return done ? 0 : n;
 }
 
+/* Puts the check's connection under TLS with the server's context: the
+ * PROXY header first in clear, `check-sni` (no SNI without it: the
+ * server's `sni` is an expression over a request), `check-alpn` or the
+ * server's `alpn`. The request is prepared once the handshake tells
+ * which protocol was chosen (check_connected()). Returns 0 or -1. */
+static int check_tls_start(struct srv_check *c)
+{
+	struct ssl_srv_conf *sc = c->srv->ssl;
+	SSL_CTX *ctx = atomic_load(&sc->ctx);   /* a commit may replace it */
+	char pp[PP_V1_MAX + 16];   /* v1, or a v2 LOCAL header */
+	size_t pplen = c->send_proxy ? check_pp_header(c, pp, sizeof(pp)) : 0;
+	const char *sni = sc->check_sni;
+
+	if (!ctx || tls_conn_connect(&c->c, ctx, sni, NULL, pp, pplen) < 0)
+		return -1;
+	if (sc->check_alpn &&
+	    SSL_set_alpn_protos(c->c.ssl, sc->check_alpn, (unsigned int)sc->check_alpn_len))
+		return -1;
+	return ssl_srv_prepare(c->srv, c->c.ssl, sni);
+}
+
+/* HAProxy's words for a failed handshake of a check: a certificate for
+ * another name than the SNI sent or than verifyhost, or any other
+ * failure. */
+static const char *check_tls_failure(const struct srv_check *c)
+{
+	if (SSL_get_verify_result(c->c.ssl) != X509_V_ERR_HOSTNAME_MISMATCH)
+		return "SSL handshake failure";
+	return c->srv->ssl->check_sni ?
+	       "Server presented an SSL certificate different from the expected one" :
+	       "Server presented an SSL certificate different from the configured one";
+}
+
 static void check_start(struct srv_check *c, uint64_t now)
 {
 	struct proxy *be = c->srv->be;
@@ -489,7 +555,8 @@ static void check_start(struct srv_check *c, uint64_t now)
 		                     CHK_ST_SOCKERR : CHK_ST_L4CON, e);
 		return;
 	}
-	if (check_prepare_tx(c) < 0) {
+	c->h2_now = c->use_h2;
+	if (c->use_ssl ? check_tls_start(c) < 0 : check_prepare_tx(c) < 0) {
 		check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
 		return;
 	}
@@ -509,6 +576,24 @@ static int check_connected(struct srv_check *c, uint64_t now)
 {
 	if (!c->deadline)
 		c->deadline = now + (uint64_t)c->srv->be->timeout_check;
+	if (c->use_ssl) {
+		const unsigned char *proto;
+		unsigned int len;
+
+		/* HTTP/2 if the server chose it by ALPN (HAProxy 2.6 would
+		 * still speak HTTP/1 there: see doc/architecture.md) */
+		SSL_get0_alpn_selected(c->c.ssl, &proto, &len);
+		if (c->http && c->srv->chk.proto != CHK_PROTO_H1 && len == 2 && !memcmp(proto, "h2", 2))
+			c->h2_now = 1;
+		if (check_prepare_tx(c) < 0) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+			return 1;
+		}
+		if (!c->tx.data && !c->http && !c->tcp) {
+			check_conclude(c, CHK_ST_L6OK, 0, NULL);
+			return 1;
+		}
+	}
 	if (!c->tx.data && !c->http && !c->tcp) {
 		check_conclude(c, CHK_ST_L4OK, 0, NULL);
 		return 1;
@@ -544,7 +629,7 @@ static int check_send(struct srv_check *c, uint64_t now)
 	}
 	if (!c->http) {
 		/* a PROXY header alone: the connection was the check */
-		check_conclude(c, CHK_ST_L4OK, 0, NULL);
+		check_conclude(c, c->use_ssl ? CHK_ST_L6OK : CHK_ST_L4OK, 0, NULL);
 		return 1;
 	}
 	if (buf_alloc(&c->rx) < 0) {
@@ -728,16 +813,22 @@ static void tcp_progress(struct srv_check *c, uint64_t now)
 
 static void check_progress(struct srv_check *c, uint64_t now)
 {
-	int st;
+	int st, hs;
 
 	switch (c->phase) {
 	case CHK_CONNECTING:
 		st = conn_connect_status(&c->c);
+		/* connected, then the TLS handshake: layer 6 */
+		hs = c->c.ssl && (c->c.flags & CONN_F_CONNECTED);
 		if (st == EINPROGRESS) {
 			if (now >= c->conn_deadline)
-				check_conclude(c, CHK_ST_L4TOUT, 0, NULL);
+				check_conclude(c, hs ? CHK_ST_L6TOUT : CHK_ST_L4TOUT, 0, NULL);
 			else
 				task_set_expire(atomic_load(&c->task), c->conn_deadline);
+			return;
+		}
+		if (st && hs) {
+			check_conclude(c, CHK_ST_L6RSP, 0, check_tls_failure(c));
 			return;
 		}
 		if (st) {
@@ -818,14 +909,11 @@ static int check_target(struct server *s, struct srv_check *c)
 	}
 	/* the server's own encapsulation, unless checked elsewhere (HAProxy) */
 	if (!cc->port && !cc->has_addr && !tport) {
-		if (s->ssl && s->ssl->enabled) {
-			cfg_warning(s->conf_file, s->conf_line, "backend '%s': server '%s': health "
-			            "checks over TLS are not implemented yet; its checks are disabled "
-			            "and it is considered always up.", s->be->name, s->name);
-			return -1;
-		}
+		c->use_ssl = s->ssl && s->ssl->enabled;
 		c->send_proxy = s->send_proxy;
 	}
+	if (s->ssl && s->ssl->check_ssl)
+		c->use_ssl = s->ssl->check_ssl > 0;
 	if (cc->send_proxy || (c->tcp && c->tcp->nsteps && c->tcp->steps[0].act == TCHK_CONNECT &&
 	                       c->tcp->steps[0].send_proxy))
 		c->send_proxy = s->send_proxy ? s->send_proxy : 1;
@@ -863,6 +951,15 @@ static int check_setup_backend(struct proxy *be)
 			errors++;
 			continue;
 		}
+		/* HTTP checks need h1 or h2, the others none (HAProxy 2.6) */
+		if (s->chk.proto != CHK_PROTO_UNSET &&
+		    (http != NULL) != (s->chk.proto != CHK_PROTO_NONE)) {
+			cfg_alert(s->conf_file, s->conf_line, "backend '%s': server '%s' uses an incompatible "
+			          "MUX protocol for the selected check type", be->name, s->name);
+			free(c);
+			errors++;
+			continue;
+		}
 		c->tcp = tcp;
 		rc = check_target(s, c);
 		if (rc < 0) {
@@ -872,7 +969,9 @@ static int check_setup_backend(struct proxy *be)
 		}
 		c->srv = s;
 		c->http = http;
-		c->use_h2 = http && s->proto == SRV_PROTO_H2;   /* as HAProxy 2.6 */
+		/* as HAProxy 2.6: the server's protocol unless check-proto */
+		c->use_h2 = http && (s->chk.proto == CHK_PROTO_H2 ||
+		                     (s->chk.proto == CHK_PROTO_UNSET && s->proto == SRV_PROTO_H2));
 		c->idx = nb_checks++;
 		c->c.ph.fd = -1;
 		s->check = c;
@@ -898,8 +997,6 @@ static void check_spread_first(void)
 				min_inter = inter;
 		}
 	}
-	if (max_spread_ms && min_inter > max_spread_ms)
-		min_inter = max_spread_ms;
 	if (max_spread_ms && min_inter > max_spread_ms)
 		min_inter = max_spread_ms;
 	list_for_each_safe(pos, tmp, &proxies) {

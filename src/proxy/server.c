@@ -110,8 +110,7 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 		{ "on-marked-down", 1, 0 }, { "on-marked-up", 1, 0 },
 		{ "slowstart", 1, 0 }, { "agent-check", 0, 0 }, { "agent-port", 1, 0 },
 		{ "agent-inter", 1, 0 }, { "agent-addr", 1, 0 }, { "agent-send", 1, 0 },
-		{ "check-ssl", 0, 1 }, { "no-check-ssl", 0, 0 }, { "check-sni", 1, 0 },
-		{ "check-alpn", 1, 0 }, { "check-proto", 1, 0 }, { "check-via-socks4", 0, 0 },
+		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
 	};
 

@@ -109,12 +109,16 @@ struct check_conf {
 	int rise, fall;
 	int port;                /* `port`; 0: the server's */
 	int send_proxy;          /* `check-send-proxy` */
+	int proto;               /* `check-proto`: CHK_PROTO_* */
 	int off;                 /* an option sluice lacks (check-ssl) turns the
 	                          * checks off: warned at parsing */
 	int has_addr;            /* `addr` */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 };
+
+/* check-proto: the server's `proto` (unset), h1, h2, or none (TCP). */
+enum { CHK_PROTO_UNSET = 0, CHK_PROTO_H1, CHK_PROTO_H2, CHK_PROTO_NONE };
 
 #define CHK_DEF_INTER  2000
 #define CHK_DEF_RISE   2
