@@ -23,6 +23,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/mgmt/stats.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/ssl_conf.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
@@ -417,9 +418,32 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	int checked = s->check != NULL && !atomic_load(&s->chk_disabled);
 	char status[32];
 
+	int op = atomic_load(&s->op_state);
+	int agent = s->agent != NULL && !atomic_load(&s->agent_disabled);
+	struct check_state ag;
+
 	srv_check_snapshot(s, &st);
-	chk_status_column(status, sizeof(status), admin, checked, atomic_load(&s->op_state),
-	                  &st.h);
+	chk_status_column(status, sizeof(status), admin, checked, op, &st.h);
+	if (agent) {
+		srv_agent_snapshot(s, &ag);
+		/* what the agent did shows (HAProxy 2.6) */
+		if (op == SRV_OP_DOWN && ag.h.health == 0 && admin != SRV_ADMIN_MAINT)
+			snprintf(status, sizeof(status), "DOWN (agent)");
+		else if (admin == SRV_ADMIN_DRAIN && atomic_load(&s->admin_by_agent) &&
+		         op != SRV_OP_DOWN)
+			snprintf(status + strlen(status), sizeof(status) - strlen(status), " (agent)");
+		row_set(r, ST_AGENT_STATUS, "%s%s", check_agent_in_progress(s) ? "* " : "",
+		        chk_status_info(ag.status));
+		if (ag.status >= CHK_ST_L57DATA)
+			row_set(r, ST_AGENT_CODE, "%d", ag.code);
+		if (ag.status >= CHK_ST_CHECKED && ag.duration_ms >= 0)
+			row_set(r, ST_AGENT_DURATION, "%d", ag.duration_ms);
+		row_set(r, ST_LAST_AGT, "%s", ag.desc);
+		row_set(r, ST_AGENT_DESC, "%s", chk_status_desc(ag.status));
+		row_set(r, ST_AGENT_RISE, "%d", ag.h.rise);
+		row_set(r, ST_AGENT_FALL, "%d", ag.h.fall);
+		row_set(r, ST_AGENT_HEALTH, "%d", ag.h.health);
+	}
 	row_set(r, ST_STATUS, "%s", status);
 	row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
 	if (!checked)
@@ -600,15 +624,23 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 {
 	int admin = atomic_load(&s->admin);
 	struct check_state st;
-	char host[64], caddr[64] = "-";
+	char host[64], caddr[64] = "-", aaddr[64] = "-";
+	int astate = 0;
 
 	srv_check_snapshot(s, &st);
 	if (admin == SRV_ADMIN_MAINT && s->check)
 		st.h.health = 0;
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
+	if (s->agent && s->chk.agent_has_addr)
+		addr_host_str(&s->chk.agent_addr, aaddr, sizeof(aaddr));
+	/* the agent's state bits: HAProxy's CHK_ST_AGENT | CONFIGURED,
+	 * ENABLED unless disabled, INPROGRESS */
+	if (s->agent)
+		astate = 0x12 | (atomic_load(&s->agent_disabled) ? 0 : 0x04) |
+		         (check_agent_in_progress(s) ? 0x01 : 0);
 	/* the agent port follows `port` in HAProxy */
-	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d 0 0 0 - %d - 0 %d %s %s %d\n",
+	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d %d 0 0 - %d - %d %d %s %s %d\n",
 	           px->uuid, px->name, s->puid, s->name,
 	           addr_host_str(&s->addr.ss, host, sizeof(host)),
 	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
@@ -616,8 +648,9 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 	           atomic_load(&s->uweight), s->iweight,
 	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
 	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
-	           st.h.health, check_state_bits(s), addr_port(&s->addr.ss), s->chk.port, caddr,
-	           caddr, s->chk.port);
+	           st.h.health, check_state_bits(s), astate, addr_port(&s->addr.ss),
+	           s->ssl && s->ssl->enabled, s->chk.port, caddr, s->agent ? aaddr : caddr,
+	           s->agent ? s->chk.agent_port : s->chk.port);
 }
 
 static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, int level)
@@ -886,10 +919,16 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 		return -1;
 	}
 	if (strcmp(args[3], "agent") == 0) {
-		/* sluice has no agent checks: HAProxy's answer for a server
-		 * without one */
-		cli_printf(out, "agent checks are not enabled on this server.\n");
-		return -1;
+		if (!s->agent) {
+			cli_printf(out, "agent checks are not enabled on this server.\n");
+			return -1;
+		}
+		if (strcmp(val, "up") && strcmp(val, "down")) {
+			cli_printf(out, "'set server <srv> agent' expects 'up' or 'down'.\n");
+			return -1;
+		}
+		srv_set_agent_health(s, val[0] == 'u');
+		return 0;
 	}
 	cli_printf(out, "'set server <srv>' only supports 'state' and 'weight' in this "
 	           "version of sluice.\n");

@@ -46,6 +46,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/tls.h>
 #include <sluice/proxy/check.h>
+#include <sluice/proxy/check_agent.h>
 #include <sluice/proxy/check_h2.h>
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/check_tcp.h>
@@ -90,6 +91,7 @@ struct srv_check {
 	struct chk_h2 *h2;             /* its HTTP/2 session during a check */
 	struct buffer raw;             /* HTTP/2: the server's bytes, before the
 	                                * session turns the reply into rx */
+	int is_agent;                  /* an agent check (agent-check) */
 	int step;                      /* tcp-check: the step running */
 	int step_sent;                 /* its send step's bytes are in tx */
 };
@@ -219,6 +221,79 @@ static int parse_time_opt(const char *o, const char *v, int *out, char *err, siz
 	return 0;
 }
 
+/* agent-port, agent-inter, agent-addr, agent-send (HAProxy's messages). */
+static int agent_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
+                           char *err, size_t errlen)
+{
+	const char *o = args[*i], *v;
+	static const char *const what[] = { "a port number", "a delay", "an address", "a string" };
+	static const char *const names[] = { "agent-port", "agent-inter", "agent-addr",
+	                                     "agent-send" };
+	int k;
+	long n;
+
+	for (k = 0; k < 4 && strcmp(o, names[k]); k++)
+		;
+	if (k == 4)
+		return 0;
+	if (*i + 1 >= nargs) {
+		snprintf(err, errlen, "'%s' expects %s as argument..", o, what[k]);
+		return -1;
+	}
+	v = args[++*i];
+	switch (k) {
+	case 0:
+		if (cfg_parse_uint(v, 65535, &n, err, errlen) < 0)
+			return -1;
+		c->agent_port = (int)n;
+		return 1;
+	case 1: {
+		int ms;
+
+		if (cfg_parse_time_ms(v, &ms, err, errlen) < 0)
+			return -1;
+		if (ms <= 0) {
+			snprintf(err, errlen, "invalid value %s for argument '%s'.", v, o);
+			return -1;
+		}
+		c->agent_inter = ms;
+		return 1;
+	}
+	case 2: {
+		struct sl_addr a;
+		char sub[128];
+
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a.ss;
+
+		/* no port here: a bare IPv6 address is one, colons and all */
+		memset(&a, 0, sizeof(a));
+		if (inet_pton(AF_INET6, v, &s6->sin6_addr) == 1) {
+			s6->sin6_family = AF_INET6;
+			a.len = sizeof(*s6);
+		} else if (addr_parse(v, &a, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD | ADDR_O_NO_UNIX,
+		                      sub, sizeof(sub)) < 0 || addr_port(&a.ss)) {
+			snprintf(err, errlen, "parsing agent-addr failed. Check if '%s' is correct "
+			         "address..", v);
+			return -1;
+		}
+		c->agent_has_addr = 1;
+		c->agent_addr = a.ss;
+		c->agent_addrlen = a.len;
+		return 1;
+	}
+	default:
+		n = (long)strlen(v);
+		if (n >= CHK_AGENT_SEND_MAX) {
+			snprintf(err, errlen, "'agent-send' : the string is longer than %d bytes.",
+			         CHK_AGENT_SEND_MAX - 1);
+			return -1;
+		}
+		memcpy(c->agent_send, v, (size_t)n);
+		c->agent_send_len = (size_t)n;
+		return 1;
+	}
+}
+
 int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
                         char *err, size_t errlen)
 {
@@ -255,6 +330,12 @@ int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
 		c->proto = CHK_PROTO_H1 + (int)n;
 		return 1;
 	}
+	if (!strcmp(o, "agent-check") || !strcmp(o, "no-agent-check")) {
+		c->agent = o[0] == 'a';
+		return 1;
+	}
+	if (!strncmp(o, "agent-", 6))
+		return agent_parse_opt(c, args, nargs, i, err, errlen);
 	if (strcmp(o, "inter") && strcmp(o, "fastinter") && strcmp(o, "downinter") &&
 	    strcmp(o, "rise") && strcmp(o, "fall") && strcmp(o, "port") && strcmp(o, "addr"))
 		return 0;
@@ -338,6 +419,17 @@ int check_next_interval(const struct server *s, const struct check_state *st)
 	return c->fastinter ? c->fastinter : c->inter;
 }
 
+int check_agent_interval(const struct server *s)
+{
+	return s->chk.agent_inter ? s->chk.agent_inter : CHK_DEF_INTER;
+}
+
+/* The interval of the check or agent <c>. */
+static int check_inter(const struct srv_check *c)
+{
+	return c->is_agent ? check_agent_interval(c->srv) : c->srv->chk.inter;
+}
+
 /* ---- display helpers ---- */
 
 int check_in_progress(const struct server *s)
@@ -355,6 +447,23 @@ int check_state_bits(const struct server *s)
 		return 0x02 | (atomic_load(&s->check->running) ? 0x01 : 0);
 	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
 	       (atomic_load(&s->check->running) ? 0x01 : 0);
+}
+
+int check_agent_in_progress(const struct server *s)
+{
+	return s->agent && atomic_load(&s->agent->running);
+}
+
+void check_agent_wake_now(struct server *s)
+{
+	struct task *t;
+
+	if (!s->agent)
+		return;
+	atomic_store(&s->agent->wake_now, 1);
+	t = atomic_load(&s->agent->task);
+	if (t)
+		task_wakeup(t, TASK_WOKEN_MSG);
 }
 
 void check_wake_now(struct server *s)
@@ -392,8 +501,12 @@ static uint64_t next_date(struct srv_check *c, uint64_t start, uint64_t now)
 	int inter;
 	uint64_t next;
 
-	srv_check_snapshot(c->srv, &st);
-	inter = check_next_interval(c->srv, &st);
+	if (c->is_agent) {
+		inter = check_agent_interval(c->srv);
+	} else {
+		srv_check_snapshot(c->srv, &st);
+		inter = check_next_interval(c->srv, &st);
+	}
 	next = start + (uint64_t)inter;
 	while (next <= now)
 		next += (uint64_t)inter;
@@ -423,7 +536,9 @@ static void check_release(struct srv_check *c)
 	c->h2 = NULL;
 }
 
-static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
+/* The end of a check or agent check; <r>, an agent's reply, or NULL. */
+static void check_conclude_reply(struct srv_check *c, int status, int code, const char *desc,
+                                 const struct agent_reply *r)
 {
 	uint64_t now = th_ctx->now_ms;
 	struct task *t = atomic_load(&c->task);
@@ -431,9 +546,17 @@ static void check_conclude(struct srv_check *c, int status, int code, const char
 	check_release(c);
 	c->phase = CHK_IDLE;
 	atomic_store(&c->running, 0);
-	srv_check_done(c->srv, status, code, desc, (int)(now - c->start_ms));
+	if (c->is_agent)
+		srv_agent_done(c->srv, status, code, desc, (int)(now - c->start_ms), r);
+	else
+		srv_check_done(c->srv, status, code, desc, (int)(now - c->start_ms));
 	c->next_ms = next_date(c, c->start_ms, now);
 	task_set_expire(t, c->next_ms);
+}
+
+static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
+{
+	check_conclude_reply(c, status, code, desc, NULL);
 }
 
 static void check_conclude_errno(struct srv_check *c, int status, int err)
@@ -458,6 +581,18 @@ static int check_prepare_tx(struct srv_check *c)
 	const struct hchk_rules *r = c->http;
 	size_t len = 0;
 
+	if (c->is_agent) {
+		const struct check_conf *cc = &c->srv->chk;
+
+		if (!cc->agent_send_len)
+			return 0;
+		if (!c->tx.area && buf_alloc(&c->tx) < 0)
+			return -1;
+		len = cc->agent_send_len < c->tx.size ? cc->agent_send_len : c->tx.size;
+		memcpy(c->tx.area, cc->agent_send, len);
+		c->tx.data = len;
+		return 0;
+	}
 	if (!c->send_proxy && !(r && r->req))
 		return 0;
 	if (!c->tx.area && buf_alloc(&c->tx) < 0)
@@ -542,11 +677,14 @@ static const char *check_tls_failure(const struct srv_check *c)
 static void check_start(struct srv_check *c, uint64_t now)
 {
 	struct proxy *be = c->srv->be;
-	int inter = c->srv->chk.inter, tc = be->timeout_connect;
+	int inter = check_inter(c), tc = be->timeout_connect;
 
 	c->start_ms = now;
 	atomic_store(&c->running, 1);
-	srv_check_started(c->srv);
+	if (c->is_agent)
+		srv_agent_started(c->srv);
+	else
+		srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
 	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->so) < 0) {
 		int e = errno;
@@ -594,7 +732,7 @@ static int check_connected(struct srv_check *c, uint64_t now)
 			return 1;
 		}
 	}
-	if (!c->tx.data && !c->http && !c->tcp) {
+	if (!c->tx.data && !c->http && !c->tcp && !c->is_agent) {
 		check_conclude(c, CHK_ST_L4OK, 0, NULL);
 		return 1;
 	}
@@ -627,6 +765,14 @@ static int check_send(struct srv_check *c, uint64_t now)
 		c->step_sent = 0;
 		return 0;
 	}
+	if (c->is_agent) {
+		if (buf_alloc(&c->rx) < 0) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+			return 1;
+		}
+		c->phase = CHK_READING;
+		return 0;
+	}
 	if (!c->http) {
 		/* a PROXY header alone: the connection was the check */
 		check_conclude(c, c->use_ssl ? CHK_ST_L6OK : CHK_ST_L4OK, 0, NULL);
@@ -643,6 +789,28 @@ static int check_send(struct srv_check *c, uint64_t now)
 	                       atomic_load(&c->srv->op_state) != SRV_OP_DOWN;
 	c->phase = CHK_READING;
 	return 0;
+}
+
+/* An agent's reply: its first line, or what came before the close or
+ * filled the buffer. Returns 1 when the check is over. */
+static int agent_read_eval(struct srv_check *c, int eof)
+{
+	struct agent_reply r;
+	int full = c->rx.data >= c->rx.size;
+
+	if (!eof && !full && !agent_reply_complete(c->rx.area, c->rx.data))
+		return 0;
+	if (agent_reply_parse(c->rx.area, c->rx.data, &r) < 0) {
+		check_conclude(c, CHK_ST_L7RSP, 0, "TCPCHK got an empty response at step 2");
+		return 1;
+	}
+	if (r.op == AGENT_OP_UP)
+		check_conclude_reply(c, CHK_ST_L7OK, 0, r.info, &r);
+	else if (r.op == AGENT_OP_DOWN)
+		check_conclude_reply(c, CHK_ST_L7STS, 0, r.info, &r);
+	else
+		check_conclude_reply(c, CHK_ST_CHECKED, 0, r.error, &r);
+	return 1;
 }
 
 static void check_read(struct srv_check *c, uint64_t now)
@@ -665,8 +833,11 @@ static void check_read(struct srv_check *c, uint64_t now)
 			break;
 		}
 	}
+	if (c->is_agent) {
+		if (agent_read_eval(c, eof || err))
+			return;
 	/* what arrived may decide before an error that followed it */
-	if (c->rx.data || eof || c->rx.data >= c->rx.size) {
+	} else if (c->rx.data || eof || c->rx.data >= c->rx.size) {
 		if (hchk_reply_eval(c->http, &c->reply, c->rx.area, &c->rx.data, c->rx.size,
 		                    eof && !err, &v)) {
 			check_conclude(c, v.status, v.code, v.desc);
@@ -872,10 +1043,11 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
-	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
+	if (c->is_agent ? atomic_load(&c->srv->agent_disabled) :
+	    atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
 		/* paused while in maintenance or disabled; leaving it wakes
 		 * us, enabling it lets the next interval run it */
-		c->next_ms = now + (uint64_t)c->srv->chk.inter;
+		c->next_ms = now + (uint64_t)check_inter(c);
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
@@ -917,6 +1089,39 @@ static int check_target(struct server *s, struct srv_check *c)
 	if (cc->send_proxy || (c->tcp && c->tcp->nsteps && c->tcp->steps[0].act == TCHK_CONNECT &&
 	                       c->tcp->steps[0].send_proxy))
 		c->send_proxy = s->send_proxy ? s->send_proxy : 1;
+	return 0;
+}
+
+/* The agent check of <s>, if it has one: at its agent-addr or address,
+ * on its agent-port. Returns the number of errors (reported). */
+static int agent_setup(struct server *s)
+{
+	const struct check_conf *cc = &s->chk;
+	struct srv_check *c;
+
+	if (!cc->agent || s->agent)
+		return 0;
+	if (!cc->agent_port) {
+		cfg_alert(s->conf_file, s->conf_line, "backend '%s': server %s does not have agent "
+		          "port. Agent check has been disabled.", s->be->name, s->name);
+		return 1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		cfg_alert(s->conf_file, s->conf_line, "out of memory.");
+		return 1;
+	}
+	c->srv = s;
+	c->is_agent = 1;
+	c->dst = cc->agent_has_addr ? cc->agent_addr : s->addr.ss;
+	c->dstlen = cc->agent_has_addr ? cc->agent_addrlen : s->addr.len;
+	if (c->dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&c->dst)->sin_port = htons((uint16_t)cc->agent_port);
+	else if (c->dst.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&c->dst)->sin6_port = htons((uint16_t)cc->agent_port);
+	c->idx = nb_checks++;
+	c->c.ph.fd = -1;
+	s->agent = c;
 	return 0;
 }
 
@@ -976,6 +1181,8 @@ static int check_setup_backend(struct proxy *be)
 		c->c.ph.fd = -1;
 		s->check = c;
 	}
+	for (int i = 0; i < be->nsrv; i++)
+		errors += agent_setup(be->srv[i]);
 	return errors;
 }
 
@@ -995,6 +1202,9 @@ static void check_spread_first(void)
 
 			if (s->check && (!min_inter || inter < min_inter))
 				min_inter = inter;
+			inter = check_agent_interval(s);
+			if (s->agent && (!min_inter || inter < min_inter))
+				min_inter = inter;
 		}
 	}
 	if (max_spread_ms && min_inter > max_spread_ms)
@@ -1003,10 +1213,11 @@ static void check_spread_first(void)
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
 		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
-			struct srv_check *c = px->srv[i]->check;
+			struct srv_check *cs[2] = { px->srv[i]->check, px->srv[i]->agent };
 
-			if (c)
-				c->first_ms = (int)((int64_t)min_inter * c->idx / nb_checks);
+			for (int k = 0; k < 2; k++)
+				if (cs[k])
+					cs[k]->first_ms = (int)((int64_t)min_inter * cs[k]->idx / nb_checks);
 		}
 	}
 }
@@ -1039,6 +1250,8 @@ void check_srv_free(struct server *s)
 {
 	free(s->check);
 	s->check = NULL;
+	free(s->agent);
+	s->agent = NULL;
 }
 
 /* ---- per thread: the tasks of the checks it owns ---- */
@@ -1052,10 +1265,11 @@ static int for_thread_checks(int tid, int (*fn)(struct srv_check *c, int tid))
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
 		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
-			struct srv_check *c = px->srv[i]->check;
+			struct srv_check *cs[2] = { px->srv[i]->check, px->srv[i]->agent };
 
-			if (c && c->idx % global.nbthread == tid && fn(c, tid) < 0)
-				return -1;
+			for (int k = 0; k < 2; k++)
+				if (cs[k] && cs[k]->idx % global.nbthread == tid && fn(cs[k], tid) < 0)
+					return -1;
 		}
 	}
 	return 0;

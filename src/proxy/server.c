@@ -108,8 +108,7 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 	static const struct { const char *name; int arg, disables; } tab[] = {
 		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
 		{ "on-marked-down", 1, 0 }, { "on-marked-up", 1, 0 },
-		{ "slowstart", 1, 0 }, { "agent-check", 0, 0 }, { "agent-port", 1, 0 },
-		{ "agent-inter", 1, 0 }, { "agent-addr", 1, 0 }, { "agent-send", 1, 0 },
+		{ "slowstart", 1, 0 },
 		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
 	};

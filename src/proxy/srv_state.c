@@ -33,6 +33,7 @@
 #include <sluice/core/global.h>
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
+#include <sluice/proxy/check_agent.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
@@ -158,9 +159,14 @@ void srv_state_init(struct proxy *be)
 		struct server *s = be->srv[i];
 
 		atomic_store(&s->op_state, SRV_OP_UP);
+		s->chk_op = SRV_OP_UP;
 		chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
 		s->chk_st.status = CHK_ST_INI;
 		s->chk_st.duration_ms = -1;
+		/* an agent starts up: only its "down" takes a server down */
+		chk_health_init(&s->agent_st.h, 1, 1);
+		s->agent_st.status = CHK_ST_INI;
+		s->agent_st.duration_ms = -1;
 	}
 	/* the history starts now (last change 0), up or not */
 	be_count(be, &c);
@@ -272,6 +278,8 @@ static const char *srv_prefix(const struct server *s)
 
 /* ---- check results ---- */
 
+static int srv_agent_says_down(const struct server *s);
+
 /* What a check result changed, for what happens after the lock. */
 struct check_outcome {
 	int report;              /* the result or the health changed */
@@ -313,13 +321,13 @@ static int check_next_op(int op, const struct chk_health *h, int result)
 }
 
 /* The log line of a check's result (option log-health-checks). */
-static void log_check_line(struct server *s, const struct check_outcome *o)
+static void log_check_line(struct server *s, const struct check_outcome *o, const char *kind)
 {
 	const struct chk_health *h = &o->st.h;
 	int up = chk_health_up(h), res = chk_status_result(o->st.status);
 	char msg[1024];
 
-	snprintf(msg, sizeof(msg), "Health check for %sserver %s/%s %s%s", s->backup ? "backup " : "",
+	snprintf(msg, sizeof(msg), "%s check for %sserver %s/%s %s%s", kind, s->backup ? "backup " : "",
 	         s->be->name, s->name, res == CHK_RES_CONDPASS ? "conditionally " : "",
 	         res >= CHK_RES_PASSED ? "succeeded" : "failed");
 	srv_msg_check_info(msg, sizeof(msg), &o->st);
@@ -370,7 +378,8 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 	}
 	check_record(s, status, code, desc, duration_ms, &o);
 	o.prev_op = atomic_load(&s->op_state);
-	o.op = check_next_op(o.prev_op, &s->chk_st.h, chk_status_result(status));
+	s->chk_op = check_next_op(s->chk_op, &s->chk_st.h, chk_status_result(status));
+	o.op = srv_agent_says_down(s) ? SRV_OP_DOWN : s->chk_op;
 	if (o.op != o.prev_op) {
 		atomic_store(&s->op_state, o.op);
 		srv_note_change(s, o.prev_op == SRV_OP_DOWN, o.op == SRV_OP_DOWN, now);
@@ -381,7 +390,95 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 	lock_release(&be->state_lock);
 
 	if (o.report && (be->options & PX_O_LOG_HCHK))
-		log_check_line(s, &o);
+		log_check_line(s, &o, "Health");
+	if (o.op != o.prev_op)
+		log_state_change(s, &o);
+}
+
+/* ---- agent results ---- */
+
+static int srv_agent_says_down(const struct server *s)
+{
+	return s->agent && !atomic_load(&((struct server *)s)->agent_disabled) &&
+	       s->agent_st.h.health == 0;
+}
+
+/* The weight, maxconn and admin state an agent's reply asked for. */
+static void agent_apply(struct server *s, const struct agent_reply *r)
+{
+	struct proxy *be = s->be;
+
+	if (r->maxconn >= 0) {
+		atomic_store(&s->maxconn, r->maxconn);
+		queue_kick(s);
+	}
+	if (r->weight_pct >= 0) {
+		long w = (long)s->iweight * r->weight_pct / 100;
+
+		if (w > SRV_WEIGHT_MAX)
+			w = SRV_WEIGHT_MAX;
+		/* a static algorithm takes only 0% and 100% (HAProxy) */
+		if (be->lb_algo != LB_STATIC_RR || w == 0 || w == s->iweight) {
+			atomic_store(&s->uweight, (int)w);
+			if (w)
+				queue_kick(s);
+		}
+	}
+	if (r->admin != AGENT_ADMIN_NONE) {
+		int admin = r->admin == AGENT_ADMIN_READY ? SRV_ADMIN_READY :
+		            r->admin == AGENT_ADMIN_DRAIN ? SRV_ADMIN_DRAIN : SRV_ADMIN_MAINT;
+
+		srv_set_admin_by(s, admin, 1);
+	}
+}
+
+void srv_agent_done(struct server *s, int status, int code, const char *desc,
+                    int duration_ms, const struct agent_reply *r)
+{
+	struct proxy *be = s->be;
+	struct check_state *st = &s->agent_st;
+	struct check_outcome o;
+	uint64_t now = state_now_ms();
+	int prev_status, prev_health, changed;
+	char prev_desc[CHK_DESC_LEN];
+
+	memset(&o, 0, sizeof(o));
+	if (r && !atomic_load(&s->agent_disabled))
+		agent_apply(s, r);
+	lock_take(&be->state_lock);
+	if (atomic_load(&s->agent_disabled)) {
+		lock_release(&be->state_lock);
+		return;
+	}
+	prev_status = st->status;
+	prev_health = st->h.health;
+	memcpy(prev_desc, st->desc, sizeof(prev_desc));
+	st->status = status;
+	st->code = code;
+	st->duration_ms = duration_ms;
+	snprintf(st->desc, sizeof(st->desc), "%s", desc ? desc : "");
+	/* only what the agent says moves its health: "up" or "down"; not
+	 * reaching it is no error (the health checks test the service) */
+	if (status == CHK_ST_L7OK)
+		st->h.health = 1;
+	else if (status == CHK_ST_L7STS)
+		st->h.health = 0;
+	changed = status != prev_status || st->h.health != prev_health ||
+	          strcmp(prev_desc, st->desc) != 0;
+	o.report = changed && status != CHK_ST_CHECKED;
+	o.prev_op = atomic_load(&s->op_state);
+	o.op = srv_agent_says_down(s) ? SRV_OP_DOWN : s->chk_op;
+	if (o.op != o.prev_op) {
+		atomic_store(&s->op_state, o.op);
+		srv_note_change(s, o.prev_op == SRV_OP_DOWN, o.op == SRV_OP_DOWN, now);
+		be_recount(be, now, &o.c);
+	}
+	o.st = *st;
+	o.uweight = atomic_load(&s->uweight);
+	lock_release(&be->state_lock);
+
+	if (o.report && (be->options & PX_O_LOG_HCHK))
+		log_check_line(s, &o, "Agent");
 	if (o.op != o.prev_op)
 		log_state_change(s, &o);
 }
@@ -389,6 +486,11 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 /* ---- admin changes ---- */
 
 void srv_set_admin(struct server *s, int admin)
+{
+	srv_set_admin_by(s, admin, 0);
+}
+
+void srv_set_admin_by(struct server *s, int admin, int agent)
 {
 	struct proxy *be = s->be;
 	struct be_count c;
@@ -402,6 +504,7 @@ void srv_set_admin(struct server *s, int admin)
 		lock_release(&be->state_lock);
 		return;
 	}
+	atomic_store(&s->admin_by_agent, agent && admin != SRV_ADMIN_READY);
 	was_stopped = srv_is_stopped(s);
 	if (admin == SRV_ADMIN_MAINT) {
 		was_down = atomic_load(&s->op_state) == SRV_OP_DOWN;
@@ -409,7 +512,8 @@ void srv_set_admin(struct server *s, int admin)
 		/* leaving maintenance: up but one failure from down, as a
 		 * server starts, and checked at once */
 		s->chk_st.h.health = s->chk_st.h.rise;
-		atomic_store(&s->op_state, SRV_OP_UP);
+		s->chk_op = SRV_OP_UP;
+		atomic_store(&s->op_state, srv_agent_says_down(s) ? SRV_OP_DOWN : SRV_OP_UP);
 	}
 	atomic_store(&s->admin, admin);
 	is_stopped = srv_is_stopped(s);
@@ -481,6 +585,7 @@ void srv_set_health(struct server *s, int op)
 	else if (op == SRV_OP_DOWN)
 		s->chk_st.h.health = 0;
 	o.prev_op = atomic_load(&s->op_state);
+	s->chk_op = op;
 	o.op = op;
 	if (o.op != o.prev_op) {
 		int was = srv_is_stopped(s);
@@ -517,4 +622,49 @@ void srv_check_snapshot(struct server *s, struct check_state *out)
 	lock_take(&s->be->state_lock);
 	*out = s->chk_st;
 	lock_release(&s->be->state_lock);
+}
+
+void srv_agent_snapshot(struct server *s, struct check_state *out)
+{
+	lock_take(&s->be->state_lock);
+	*out = s->agent_st;
+	lock_release(&s->be->state_lock);
+}
+
+void srv_agent_started(struct server *s)
+{
+	lock_take(&s->be->state_lock);
+	s->agent_st.code = 0;
+	lock_release(&s->be->state_lock);
+}
+
+void srv_set_agent_health(struct server *s, int up)
+{
+	struct proxy *be = s->be;
+	struct be_count c;
+	uint64_t now = state_now_ms();
+	int prev, op, down, xferred;
+	char msg[1024];
+
+	lock_take(&be->state_lock);
+	s->agent_st.h.health = up ? 1 : 0;
+	prev = atomic_load(&s->op_state);
+	op = srv_agent_says_down(s) ? SRV_OP_DOWN : s->chk_op;
+	if (op != prev) {
+		atomic_store(&s->op_state, op);
+		srv_note_change(s, prev == SRV_OP_DOWN, op == SRV_OP_DOWN, now);
+		be_recount(be, now, &c);
+	}
+	lock_release(&be->state_lock);
+	if (op == prev)
+		return;
+	down = op == SRV_OP_DOWN;
+	xferred = down ? queue_redistribute(s) : op == SRV_OP_UP ? queue_kick(s) : 0;
+	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s, changed from CLI", srv_prefix(s),
+	         be->name, s->name, down ? "DOWN" : op == SRV_OP_UP ? "UP" : "stopping");
+	msg_add_counts(msg, sizeof(msg), s, down, &c, xferred);
+	msg_add(msg, sizeof(msg), ".");
+	state_log(be, down && prev == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg, NULL);
+	if (c.went_down)
+		log_backend_down(be);
 }

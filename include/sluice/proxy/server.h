@@ -89,6 +89,14 @@ struct server {
 	                          * flight is ignored, the server shows as
 	                          * unchecked (written by the CLI) */
 	struct check_state chk_st; /* last result and health (be->state_lock) */
+	int chk_op;              /* the op state its health checks call for
+	                          * (be->state_lock); op_state is that unless
+	                          * the agent says down */
+	struct srv_check *agent; /* its agent check (check.c), NULL: none */
+	_Atomic int agent_disabled;  /* `disable agent` (CLI) */
+	struct check_state agent_st; /* the agent's last result and health
+	                          * (rise 1, fall 1; be->state_lock) */
+	_Atomic int admin_by_agent;  /* the agent set the admin state (display) */
 	/* state history, written under be->state_lock, read racily for
 	 * display: monotonic ms of the last op/admin change (0: the start),
 	 * time spent stopped (DOWN or MAINT) before it (ms, counted in whole
