@@ -150,6 +150,8 @@ static void counters_clear(struct counters *c, int all)
 {
 	ZERO(c->cur_max);
 	ZERO(c->queue_max);
+	ZERO(c->sess_rate_max);
+	ZERO(c->req_rate_max);
 	if (!all)
 		return;
 	ZERO(c->cum_sess);

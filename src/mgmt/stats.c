@@ -360,8 +360,9 @@ static void row_http(struct stat_row *r, const struct proxy *px, const struct co
 	row_u64(r, ST_EINT, atomic_load(&c->internal_errors));
 	row_u64(r, ST_REQ_TOT, atomic_load(&c->cum_req));
 	if (kind == 0) {
-		row_set(r, ST_REQ_RATE, "0");
-		row_set(r, ST_REQ_RATE_MAX, "0");
+		row_set(r, ST_REQ_RATE, "%u", freq_ctr_read((struct freq_ctr *)&c->req_rate, 1000,
+		                                            (uint32_t)clock_mono_ms()));
+		row_set(r, ST_REQ_RATE_MAX, "%u", atomic_load(&c->req_rate_max));
 	}
 	if (kind == 0) {
 		row_u64(r, ST_INTERCEPTED, atomic_load(&c->intercepted));
@@ -492,8 +493,8 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 	if (s->maxqueue)
 		row_set(r, ST_QLIMIT, "%d", s->maxqueue);
 	row_u64(r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	row_set(r, ST_RATE, "%u", freq_ctr_read(&s->cnt.sess_rate, 1000, (uint32_t)clock_mono_ms()));
+	row_set(r, ST_RATE_MAX, "%u", atomic_load(&s->cnt.sess_rate_max));
 	row_u64(r, ST_CLI_ABRT, atomic_load(&s->cnt.cli_aborts));
 	row_u64(r, ST_SRV_ABRT, atomic_load(&s->cnt.srv_aborts));
 	{
@@ -560,8 +561,9 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_LASTCHG, "%lld", (long long)be_lastchg_sec(be, clock_mono_ms()));
 	row_set(r, ST_DOWNTIME, "%lld", (long long)be_downtime_sec(be, clock_mono_ms()));
 	row_u64(r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	row_set(r, ST_RATE, "%u", freq_ctr_read(&be->be_cnt.sess_rate, 1000,
+	                                        (uint32_t)clock_mono_ms()));
+	row_set(r, ST_RATE_MAX, "%u", atomic_load(&be->be_cnt.sess_rate_max));
 	row_u64(r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
 	row_u64(r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
 	row_set(r, ST_LASTSESS, "-1");

@@ -1317,6 +1317,23 @@ static int resolve_be_arg(struct smp_arg *a, int i, const char *kw, const struct
 	return 0;
 }
 
+/* The frontend named by argument <i>; omitted, the stream's frontend of
+ * the moment (left unresolved). */
+static int resolve_fe_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
+{
+	struct proxy *px = o->px;
+
+	if (!a->text || !*a->text)
+		return 0;
+	a->resolved = proxy_find(a->text, PX_CAP_FE);
+	if (a->resolved)
+		return 0;
+	cfg_alert(o->file, o->line, "unable to find frontend '%s' referenced in arg %d of "
+	          "sample fetch keyword '%s'%s%s%s.", a->text, i + 1, kw,
+	          px ? " in proxy '" : "", px ? px->name : "", px ? "'" : "");
+	return 1;
+}
+
 /* "[backend/]server": without a backend, a server of the expression's own
  * proxy (whatever its side, as HAProxy looks it up). */
 static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
@@ -1356,6 +1373,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
 	for (int i = 0; i < args->n; i++) {
 		if (args->a[i].type == ARGT_BE)
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_FE)
+			errors += resolve_fe_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_TAB)

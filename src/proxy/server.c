@@ -58,6 +58,8 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->proto = src->proto;
 	dst->max_reuse = src->max_reuse;
 	dst->chk = src->chk;
+	dst->on_marked_down_kill = src->on_marked_down_kill;
+	dst->on_marked_up_kill_backups = src->on_marked_up_kill_backups;
 	dst->tfo = src->tfo;
 	dst->tcp_ut_ms = src->tcp_ut_ms;
 	dst->source = src->source;
@@ -107,7 +109,6 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 {
 	static const struct { const char *name; int arg, disables; } tab[] = {
 		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
-		{ "on-marked-down", 1, 0 }, { "on-marked-up", 1, 0 },
 		{ "slowstart", 1, 0 },
 		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
@@ -134,6 +135,22 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		long v;
 
 		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "on-marked-down") || !strcmp(o, "on-marked-up")) {
+			int down = o[10] == 'd';
+			const char *want = down ? "shutdown-sessions" : "shutdown-backup-sessions";
+			const char *got = i + 1 < nargs ? args[i + 1] : "";
+
+			if (strcmp(got, want) != 0) {
+				snprintf(err, errlen, "'%s' expects '%s' but got '%s'.", o, want, got);
+				return -1;
+			}
+			i++;
+			if (down)
+				s->on_marked_down_kill = 1;
+			else
+				s->on_marked_up_kill_backups = 1;
+			continue;
+		}
 		if (!strcmp(o, "no-tfo")) { s->tfo = -1; continue; }
 		if (!strcmp(o, "tcp-ut") || !strcmp(o, "source")) {
 			int ms;

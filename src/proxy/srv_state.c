@@ -38,6 +38,7 @@
 #include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
+#include <sluice/proxy/stream.h>
 
 /* syslog levels */
 #define LVL_EMERG   0
@@ -266,14 +267,35 @@ static void log_backend_down(struct proxy *be)
 {
 	char msg[300], err[300];
 
-	snprintf(msg, sizeof(msg), "backend %s has no server available!", be->name);
-	snprintf(err, sizeof(err), "backend '%s' has no server available!", be->name);
+	/* "proxy" for a listen section, as HAProxy names it */
+	const char *kind = (be->cap & PX_CAP_FE) ? "proxy" : "backend";
+
+	snprintf(msg, sizeof(msg), "%s %s has no server available!", kind, be->name);
+	snprintf(err, sizeof(err), "%s '%s' has no server available!", kind, be->name);
 	state_log(be, LVL_EMERG, "ALERT", msg, err);
 }
 
 static const char *srv_prefix(const struct server *s)
 {
 	return s->backup ? "Backup " : "";
+}
+
+/* on-marked-down shutdown-sessions, on-marked-up shutdown-backup-sessions,
+ * after <s> went from stopped <was> to <is> (DOWN or in maintenance):
+ * its own streams end 'D', or those of the backend's backup servers 'U'
+ * when an active one with a weight comes back. After the lock: the streams
+ * end on their own threads (stream_shutdown_server()). */
+static void srv_marked_actions(struct server *s, int was, int is)
+{
+	struct proxy *be = s->be;
+
+	if (!was && is && s->on_marked_down_kill)
+		stream_shutdown_server(s, 'D');
+	if (was && !is && s->on_marked_up_kill_backups && !s->backup &&
+	    atomic_load(&s->uweight) > 0)
+		for (int i = 0; i < be->nsrv; i++)
+			if (be->srv[i]->backup)
+				stream_shutdown_server(be->srv[i], 'U');
 }
 
 /* ---- check results ---- */
@@ -359,6 +381,7 @@ static void log_state_change(struct server *s, const struct check_outcome *o)
 	          NULL);
 	if (o->c.went_down)
 		log_backend_down(be);
+	srv_marked_actions(s, o->prev_op == SRV_OP_DOWN, down);
 }
 
 void srv_check_done(struct server *s, int status, int code, const char *desc,
@@ -490,7 +513,20 @@ void srv_set_admin(struct server *s, int admin)
 	srv_set_admin_by(s, admin, 0);
 }
 
+static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, int *was,
+                                      int *is);
+
 void srv_set_admin_by(struct server *s, int admin, int agent)
+{
+	int was = -1, is = -1;
+
+	srv_set_admin_locked_logs(s, admin, agent, &was, &is);
+	if (was >= 0)
+		srv_marked_actions(s, was, is);
+}
+
+static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, int *was,
+                                      int *is)
 {
 	struct proxy *be = s->be;
 	struct be_count c;
@@ -517,6 +553,8 @@ void srv_set_admin_by(struct server *s, int admin, int agent)
 	}
 	atomic_store(&s->admin, admin);
 	is_stopped = srv_is_stopped(s);
+	*was = was_stopped;
+	*is = is_stopped;
 	srv_note_change(s, was_stopped, is_stopped, now);
 	be_recount(be, now, &c);
 	lock_release(&be->state_lock);
@@ -607,6 +645,7 @@ void srv_set_health(struct server *s, int op)
 	          NULL);
 	if (o.c.went_down)
 		log_backend_down(be);
+	srv_marked_actions(s, o.prev_op == SRV_OP_DOWN, down);
 }
 
 void srv_check_started(struct server *s)
@@ -667,4 +706,5 @@ void srv_set_agent_health(struct server *s, int up)
 	state_log(be, down && prev == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg, NULL);
 	if (c.went_down)
 		log_backend_down(be);
+	srv_marked_actions(s, prev == SRV_OP_DOWN, down);
 }

@@ -494,7 +494,7 @@ static void http_wait_req_run(struct stream *s)
 			              s->cli_m.rx.data, err.offset, err.reason);
 		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
-		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);   /* HAProxy counts it too */
 		t->req.head_len = 0;
 		t->uri_copy_len = 0;
 		/* HAProxy 2.6 answers every invalid request with 400 (too
@@ -514,7 +514,7 @@ static void http_wait_req_run(struct stream *s)
 		 * (option dontlognull aside); a reset client gets nothing */
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cli_aborts);
-		CNT_INC(fe->fe_cnt.cum_req);
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);
 		if (failed) {
 			stream_abort(s, 'C', 'R');
 			t->status = 400;
@@ -1791,7 +1791,7 @@ void http_stream_h2_request(struct stream *s, const struct http_msg *msg)
 	if (n < 0) {
 		t->err_reason = "request head too large";
 		CNT_INC(s->fe->fe_cnt.failed_req);
-		CNT_INC(s->fe->fe_cnt.cum_req);
+		cnt_fe_req(&s->fe->fe_cnt, th_ctx->now_ms);
 		t->req.head_len = 0;
 		http_reply_start(s, 431, NULL, 'P', 'R');
 		return;

@@ -97,6 +97,8 @@ struct server {
 	struct check_state agent_st; /* the agent's last result and health
 	                          * (rise 1, fall 1; be->state_lock) */
 	_Atomic int admin_by_agent;  /* the agent set the admin state (display) */
+	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
+	int on_marked_up_kill_backups;  /* on-marked-up shutdown-backup-sessions */
 	/* state history, written under be->state_lock, read racily for
 	 * display: monotonic ms of the last op/admin change (0: the start),
 	 * time spent stopped (DOWN or MAINT) before it (ms, counted in whole
