@@ -487,7 +487,11 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 	row_srv_state(r, s, clock_mono_ms());
 	/* HAProxy reports the server's own weight here, also when its admin
 	 * state keeps it out of load balancing (DRAIN, MAINT) */
-	row_set(r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
+	/* the weight it works with: slowstart's share of it while warming up */
+	row_set(r, ST_WEIGHT, "%d", s->slowstart && be_dynamic_weights(be) && srv_throttle(s) < 100 ?
+	        srv_lb_weight(s) : atomic_load(&s->uweight));
+	if (s->slowstart && srv_throttle(s) < 100)
+		row_set(r, ST_THROTTLE, "%d", be_dynamic_weights(be) ? srv_throttle(s) : 100);
 	row_set(r, ST_ACT, "%d", s->backup ? 0 : 1);
 	row_set(r, ST_BCK, "%d", s->backup ? 1 : 0);
 	if (s->maxqueue)
@@ -525,20 +529,22 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 
 void stats_row_backend(struct stat_row *r, struct proxy *be)
 {
-	int act = 0, bck = 0, wact = 0, wbck = 0;
+	int act = 0, bck = 0, wact = 0, wbck = 0, uact = 0, ubck = 0;
 
 	for (int i = 0; i < be->nsrv; i++) {
 		struct server *s = be->srv[i];
-		int w = srv_lb_weight(s);
+		int w = srv_lb_weight(s), uw = atomic_load(&s->uweight);
 
 		if (!srv_is_usable(s))
 			continue;
 		if (s->backup) {
 			bck++;
 			wbck += w;
+			ubck += uw;
 		} else {
 			act++;
 			wact += w;
+			uact += uw;
 		}
 	}
 	row_common(r, be, "BACKEND", &be->be_cnt, 1, 0);
@@ -584,7 +590,8 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_AGG_SERVER_STATUS, "0");
 	row_set(r, ST_AGG_SERVER_CHECK_STATUS, "0");
 	row_set(r, ST_AGG_CHECK_STATUS, "0");
-	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	/* the weights set, slowstart aside (weight: those worked with) */
+	row_set(r, ST_UWEIGHT, "%d", act ? uact : ubck);
 	row_comp(r, &be->be_cnt);
 	row_http(r, be, &be->be_cnt, 1);
 	row_mux(r, &be->be_mux);

@@ -51,6 +51,7 @@
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
 
@@ -1037,6 +1038,10 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 		check_progress(c, now);
 		return t;
 	}
+	/* slowstart: the server's limit grew since the last check, its
+	 * queue may go on (HAProxy updates it at every check too) */
+	if (!c->is_agent && c->srv->slowstart && srv_throttle(c->srv) < 100)
+		queue_kick(c->srv);
 	if (atomic_exchange(&c->wake_now, 0))
 		c->next_ms = now;
 	if (now < c->next_ms) {

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -59,6 +62,7 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->max_reuse = src->max_reuse;
 	dst->chk = src->chk;
 	dst->on_marked_down_kill = src->on_marked_down_kill;
+	dst->slowstart = src->slowstart;
 	dst->on_marked_up_kill_backups = src->on_marked_up_kill_backups;
 	dst->tfo = src->tfo;
 	dst->tcp_ut_ms = src->tcp_ut_ms;
@@ -85,10 +89,44 @@ int srv_is_usable(const struct server *srv)
 	       atomic_load_explicit(&s->uweight, memory_order_relaxed) > 0;
 }
 
+int srv_throttle(const struct server *srv)
+{
+	int64_t since, el;
+	uint64_t now;
+
+	if (!srv->slowstart)
+		return 100;
+	since = atomic_load_explicit(&((struct server *)srv)->warm_since_ms, memory_order_relaxed);
+	if (!since)
+		return 100;
+	now = th_ctx ? th_ctx->now_ms : clock_mono_ms();
+	el = (int64_t)now - since;
+	if (el >= srv->slowstart)
+		return 100;
+	if (el < 0)
+		el = 0;
+	/* rounded up: a server just up takes a little */
+	el = (el * 100 + srv->slowstart - 1) / srv->slowstart;
+	return el > 0 ? (int)el : 1;
+}
+
+int be_dynamic_weights(const struct proxy *be)
+{
+	return be->lb_algo == LB_ROUNDROBIN || be->lb_algo == LB_LEASTCONN ||
+	       be->lb_algo == LB_RANDOM;
+}
+
 int srv_lb_weight(const struct server *srv)
 {
-	return srv_is_usable(srv) ?
-	       atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed) : 0;
+	int w, t;
+
+	if (!srv_is_usable(srv))
+		return 0;
+	w = atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed);
+	if (!srv->slowstart || !be_dynamic_weights(srv->be) || (t = srv_throttle(srv)) >= 100)
+		return w;
+	w = w * t / 100;
+	return w > 0 ? w : 1;
 }
 
 struct server *server_find(const struct proxy *be, const char *name)
@@ -109,7 +147,6 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 {
 	static const struct { const char *name; int arg, disables; } tab[] = {
 		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
-		{ "slowstart", 1, 0 },
 		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
 	};
@@ -135,6 +172,18 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		long v;
 
 		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "slowstart")) {
+			int ms;
+
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'slowstart' expects a delay as argument.");
+				return -1;
+			}
+			if (cfg_parse_time_ms(args[++i], &ms, err, errlen) < 0)
+				return -1;
+			s->slowstart = ms;
+			continue;
+		}
 		if (!strcmp(o, "on-marked-down") || !strcmp(o, "on-marked-up")) {
 			int down = o[10] == 'd';
 			const char *want = down ? "shutdown-sessions" : "shutdown-backup-sessions";

@@ -105,8 +105,12 @@ static void srv_note_change(struct server *s, int was, int now, uint64_t now_ms)
 {
 	int64_t last = since_start(atomic_load(&s->last_change_ms));
 
-	if (was && !now)
+	if (was && !now) {
 		atomic_fetch_add(&s->down_ms, sec_diff(now_ms, last) * 1000);
+		/* back after a failure or maintenance: slowstart from now */
+		if (s->slowstart)
+			atomic_store(&s->warm_since_ms, (int64_t)(now_ms ? now_ms : 1));
+	}
 	else if (!was && now)
 		atomic_fetch_add(&s->down_trans, 1);
 	atomic_store(&s->last_change_ms, (int64_t)now_ms);

@@ -97,6 +97,9 @@ struct server {
 	struct check_state agent_st; /* the agent's last result and health
 	                          * (rise 1, fall 1; be->state_lock) */
 	_Atomic int admin_by_agent;  /* the agent set the admin state (display) */
+	int slowstart;               /* `slowstart`, ms; 0: none */
+	_Atomic int64_t warm_since_ms;  /* monotonic ms it came back up after
+	                             * being stopped (slowstart), 0: not warming */
 	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
 	int on_marked_up_kill_backups;  /* on-marked-up shutdown-backup-sessions */
 	/* state history, written under be->state_lock, read racily for
@@ -130,6 +133,13 @@ void server_copy_settings(struct server *dst, const struct server *src);
 
 /* Weight used by the balancer now: 0 if not usable for new sessions. */
 int  srv_lb_weight(const struct server *srv);
+/* slowstart: the percentage (1..100) of its weight and maxconn a server
+ * coming back up gets, growing linearly over `slowstart` ms; 100 when it
+ * is not warming up. */
+int  srv_throttle(const struct server *srv);
+/* 1 when the weights of <be>'s algorithm change with the load (slowstart
+ * applies to them): roundrobin, leastconn, random. */
+int  be_dynamic_weights(const struct proxy *be);
 /* Usable for new sessions by the balancers: admin state ready, UP, weight
  * above 0. Lock-free (relaxed loads: a decision may use a state a moment
  * old, never a torn one). */
