@@ -224,8 +224,19 @@ void stats_csv_header(struct cli_out *out)
 void stats_csv_row(struct cli_out *out, struct stat_row *r)
 {
 	for (int i = 0; i < ST_COUNT; i++) {
-		/* CSV: names never hold commas (validated at parse time) */
-		cli_printf(out, "%s,", r->f[i] ? r->f[i] : "");
+		const char *f = r->f[i] ? r->f[i] : "";
+
+		/* a text with a comma, a quote or a line break is quoted, its
+		 * quotes doubled, as HAProxy writes it (a check's info text:
+		 * "Detected 2 consecutive errors, last one was: ...") */
+		if (!f[strcspn(f, ",\"\r\n")]) {
+			cli_printf(out, "%s,", f);
+			continue;
+		}
+		cli_printf(out, "\"");
+		for (const char *q; (q = strchr(f, '"')); f = q + 1)
+			cli_printf(out, "%.*s\"\"", (int)(q - f), f);
+		cli_printf(out, "%s\",", f);
 	}
 	cli_printf(out, "\n");
 	stats_row_free(r);
@@ -465,6 +476,8 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	row_set(r, ST_CHECK_RISE, "%d", st.h.rise);
 	row_set(r, ST_CHECK_FALL, "%d", st.h.fall);
 	row_set(r, ST_CHECK_HEALTH, "%d", st.h.health);
+	if (s->observe)
+		row_u64(r, ST_HANAFAIL, atomic_load(&s->hana_fail));
 }
 
 /* As HAProxy does, server addresses are shown from level operator up only. */

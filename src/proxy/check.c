@@ -77,6 +77,7 @@ struct srv_check {
 	_Atomic(struct task *) task;   /* set by its thread's init hook */
 	_Atomic int running;           /* a check is in progress (display) */
 	_Atomic int wake_now;          /* run at once (another thread asks) */
+	_Atomic uint64_t wake_at;      /* run by then (another thread asks), 0: no */
 	/* owner thread only */
 	enum chk_phase phase;
 	uint64_t next_ms;              /* date of the next check */
@@ -463,6 +464,19 @@ void check_agent_wake_now(struct server *s)
 		return;
 	atomic_store(&s->agent->wake_now, 1);
 	t = atomic_load(&s->agent->task);
+	if (t)
+		task_wakeup(t, TASK_WOKEN_MSG);
+}
+
+void check_fastinter_now(struct server *s)
+{
+	struct task *t;
+	int fi = s->chk.fastinter ? s->chk.fastinter : s->chk.inter;
+
+	if (!s->check)
+		return;
+	atomic_store(&s->check->wake_at, clock_mono_ms() + (uint64_t)fi);
+	t = atomic_load(&s->check->task);
 	if (t)
 		task_wakeup(t, TASK_WOKEN_MSG);
 }
@@ -1044,6 +1058,12 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 		queue_kick(c->srv);
 	if (atomic_exchange(&c->wake_now, 0))
 		c->next_ms = now;
+	if (atomic_load(&c->wake_at)) {
+		uint64_t at = atomic_exchange(&c->wake_at, 0);
+
+		if (at && at < c->next_ms)
+			c->next_ms = at;
+	}
 	if (now < c->next_ms) {
 		task_set_expire(t, c->next_ms);
 		return t;

@@ -39,6 +39,7 @@ struct server *server_new_default(void)
 	s->pool_max_conn = -1;
 	s->pool_purge_delay = 5000;
 	s->max_reuse = -1;
+	s->error_limit = 10;
 	s->chk.inter = CHK_DEF_INTER;
 	s->chk.rise = CHK_DEF_RISE;
 	s->chk.fall = CHK_DEF_FALL;
@@ -63,6 +64,9 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->chk = src->chk;
 	dst->on_marked_down_kill = src->on_marked_down_kill;
 	dst->slowstart = src->slowstart;
+	dst->observe = src->observe;
+	dst->error_limit = src->error_limit;
+	dst->on_error = src->on_error;
 	dst->on_marked_up_kill_backups = src->on_marked_up_kill_backups;
 	dst->tfo = src->tfo;
 	dst->tcp_ut_ms = src->tcp_ut_ms;
@@ -146,7 +150,6 @@ struct server *server_find(const struct proxy *be, const char *name)
 static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 {
 	static const struct { const char *name; int arg, disables; } tab[] = {
-		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
 		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
 	};
@@ -172,6 +175,45 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		long v;
 
 		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "observe") || !strcmp(o, "on-error")) {
+			static const char *const obs[] = { "none", "layer4", "layer7", NULL };
+			static const char *const onerr[] = { "fail-check", "fastinter", "sudden-death",
+			                                     "mark-down", NULL };
+			const char *const *tab = o[0] == 'o' && o[1] == 'b' ? obs : onerr;
+			const char *w = i + 1 < nargs ? args[i + 1] : "";
+			int k;
+
+			for (k = 0; tab[k] && strcmp(tab[k], w); k++)
+				;
+			if (!tab[k]) {
+				if (tab == obs)
+					snprintf(err, errlen, "'observe' expects one of 'none', 'layer4', "
+					         "'layer7' but got '%s'.", w);
+				else
+					snprintf(err, errlen, "'on-error' expects one of 'fastinter', "
+					         "'fail-check', 'sudden-death' or 'mark-down' but got '%s'.", w);
+				return -1;
+			}
+			i++;
+			if (tab == obs)
+				s->observe = k;
+			else
+				s->on_error = k;
+			continue;
+		}
+		if (!strcmp(o, "error-limit")) {
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'error-limit' expects an integer argument.");
+				return -1;
+			}
+			v = strtol(args[++i], NULL, 10);
+			if (v <= 0) {
+				snprintf(err, errlen, "error-limit has to be > 0.");
+				return -1;
+			}
+			s->error_limit = v > 1000000 ? 1000000 : (int)v;
+			continue;
+		}
 		if (!strcmp(o, "slowstart")) {
 			int ms;
 

@@ -422,6 +422,77 @@ void srv_check_done(struct server *s, int status, int code, const char *desc,
 		log_state_change(s, &o);
 }
 
+/* ---- observe: what the traffic tells ---- */
+
+/* HAProxy's table: for each status, its words and what it is under
+ * observe layer4 and layer7 (0 nothing, 1 a success, 2 an error). */
+static const struct {
+	const char *desc;
+	signed char lr[2];
+} hana_tab[] = {
+	/* a connection that opens says nothing of the responses to come */
+	[HANA_L4_OK]             = { "L4 successful connection", { 1, 0 } },
+	[HANA_L4_ERR]            = { "L4 unsuccessful connection", { 2, 2 } },
+	[HANA_HTTP_OK]           = { "Correct http response", { 0, 1 } },
+	[HANA_HTTP_STS]          = { "Wrong http response", { 0, 2 } },
+	[HANA_HTTP_HDRRSP]       = { "Invalid http response (headers)", { 0, 2 } },
+	[HANA_HTTP_RSP]          = { "Invalid http response", { 0, 2 } },
+	[HANA_HTTP_READ_ERROR]   = { "Read error (http)", { 0, 2 } },
+	[HANA_HTTP_READ_TIMEOUT] = { "Read timeout (http)", { 0, 2 } },
+	[HANA_HTTP_BROKEN_PIPE]  = { "Connection closed (http)", { 0, 2 } },
+};
+
+/* error-limit errors in a row: on-error, as a check result "Health
+ * analyze" (HANA) with its own words, then the checks at once. */
+static void srv_health_analyze(struct server *s, enum hana_status st, int n)
+{
+	char desc[CHK_DESC_LEN];
+
+	atomic_fetch_add(&s->hana_fail, 1);
+	if (s->on_error == SRV_ONERR_FASTINTER) {
+		check_fastinter_now(s);
+		return;
+	}
+	if (s->on_error == SRV_ONERR_SUDDTH || s->on_error == SRV_ONERR_MARKDWN) {
+		struct chk_health *h = &s->chk_st.h;
+
+		lock_take(&s->be->state_lock);
+		/* sudden death: one failure from down after this one;
+		 * mark-down: down with this one */
+		if (s->on_error == SRV_ONERR_MARKDWN)
+			h->health = 0;
+		else if (h->health > h->rise)
+			h->health = h->rise + 1;
+		lock_release(&s->be->state_lock);
+	}
+	snprintf(desc, sizeof(desc), "Detected %d consecutive errors, last one was: %s", n,
+	         hana_tab[st].desc);
+	srv_check_done(s, CHK_ST_HANA, 0, desc, -1);
+	check_fastinter_now(s);
+}
+
+void srv_observe(struct server *s, enum hana_status st)
+{
+	int what, n;
+
+	if (!s->observe || !s->check)
+		return;
+	what = hana_tab[st].lr[s->observe - 1];
+	if (!what)
+		return;
+	if (what == 1) {
+		if (atomic_load_explicit(&s->consec_errors, memory_order_relaxed))
+			atomic_store_explicit(&s->consec_errors, 0, memory_order_relaxed);
+		return;
+	}
+	n = atomic_fetch_add_explicit(&s->consec_errors, 1, memory_order_relaxed) + 1;
+	/* the error that reaches the limit acts, once, and starts it over */
+	if (n != s->error_limit)
+		return;
+	atomic_store_explicit(&s->consec_errors, 0, memory_order_relaxed);
+	srv_health_analyze(s, st, n);
+}
+
 /* ---- agent results ---- */
 
 static int srv_agent_says_down(const struct server *s)

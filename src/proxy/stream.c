@@ -909,6 +909,8 @@ int stream_retry(struct stream *s)
 
 static void connect_failed(struct stream *s, int timeout)
 {
+	if (s->srv->observe)
+		srv_observe(s->srv, HANA_L4_ERR);
 	atomic_fetch_sub(&s->srv->used_conns, 1);
 	conn_close(&s->sc);
 	if (s->retries_left <= 0 || (s->be->retry_on && !(s->be->retry_on & RETRY_ON_CONN_FAILURE))) {
@@ -1116,6 +1118,8 @@ void do_connecting(struct stream *s)
 		hist_record(&s->srv->ctime_hist, s->ctime_us);
 		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
 		s->conn_exp = 0;
+		if (s->srv->observe)
+			srv_observe(s->srv, HANA_L4_OK);
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
 		if (!s->txn)

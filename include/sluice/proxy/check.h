@@ -167,6 +167,10 @@ void check_agent_wake_now(struct server *s);
 /* 1 while an agent check of <s> is in progress. */
 int check_agent_in_progress(const struct server *s);
 
+/* The next check of <s> at `fastinter` from now (or `inter`), unless it
+ * comes sooner: on-error's "force fastinter". Any thread. */
+void check_fastinter_now(struct server *s);
+
 /* Asks the check of <s> to run at once (a server leaving maintenance is
  * checked straight away, as HAProxy does). Any thread. */
 void check_wake_now(struct server *s);

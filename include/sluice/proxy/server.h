@@ -98,6 +98,12 @@ struct server {
 	                          * (rise 1, fall 1; be->state_lock) */
 	_Atomic int admin_by_agent;  /* the agent set the admin state (display) */
 	int slowstart;               /* `slowstart`, ms; 0: none */
+	/* observe: the traffic judges the server too */
+	int observe;                 /* SRV_OBS_* */
+	int error_limit;             /* `error-limit`, default 10 */
+	int on_error;                /* SRV_ONERR_* */
+	_Atomic int consec_errors;   /* errors in a row seen by observe */
+	_Atomic uint64_t hana_fail;  /* times error-limit was reached (hanafail) */
 	_Atomic int64_t warm_since_ms;  /* monotonic ms it came back up after
 	                             * being stopped (slowstart), 0: not warming */
 	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
@@ -112,6 +118,23 @@ struct server {
 	_Atomic uint64_t down_trans;
 	_Atomic uint64_t chk_fail;
 };
+
+/* `observe` modes and `on-error` actions */
+enum { SRV_OBS_NONE = 0, SRV_OBS_LAYER4, SRV_OBS_LAYER7 };
+enum { SRV_ONERR_FAILCHK = 0, SRV_ONERR_FASTINTER, SRV_ONERR_SUDDTH, SRV_ONERR_MARKDWN };
+
+/* What the traffic tells of a server (HAProxy's health analysis
+ * statuses): each is a success, an error or nothing for each mode. */
+enum hana_status {
+	HANA_L4_OK, HANA_L4_ERR, HANA_HTTP_OK, HANA_HTTP_STS, HANA_HTTP_HDRRSP,
+	HANA_HTTP_RSP, HANA_HTTP_READ_ERROR, HANA_HTTP_READ_TIMEOUT, HANA_HTTP_BROKEN_PIPE,
+};
+
+/* One observation of the traffic to <s> under `observe`: a success clears
+ * its count of errors in a row, an error adds one, and the one that
+ * reaches `error-limit` runs `on-error` (src/proxy/srv_state.c). Any
+ * thread; a few atomics unless the limit is reached. */
+void srv_observe(struct server *s, enum hana_status st);
 
 #define SRV_PROTO_AUTO  0    /* HTTP/1.1, or what ALPN chooses */
 #define SRV_PROTO_H1    1
