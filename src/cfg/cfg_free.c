@@ -153,6 +153,7 @@ static void free_http_settings(struct proxy *px)
 	for (int i = 0; i < px->nres_cap && i < PX_MAX_CAPTURES; i++)
 		free(px->res_cap[i].name);
 	free(px->cookie_name);
+	free(px->srv_state_file_name);
 	free(px->cookie_domain);
 	free(px->lb_arg);
 	comp_cfg_free(px);

@@ -30,6 +30,8 @@
 extern const int proxy_px_sock_anchor;
 __attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
 extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor, proxy_px_compat_anchor;
+extern const int srv_statefile_anchor;
+__attribute__((used)) static const int *const statefile_anchor = &srv_statefile_anchor;
 __attribute__((used)) static const int *const px_compat_anchor = &proxy_px_compat_anchor;
 __attribute__((used)) static const int *const persist_anchor = &proxy_persist_cfg_anchor;
 __attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
@@ -168,6 +170,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->srv_so = def->srv_so;
 	px->backlog = def->backlog;
 	px->fe_rate_lim = def->fe_rate_lim;
+	px->srv_state_load = def->srv_state_load;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;

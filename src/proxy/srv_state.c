@@ -38,6 +38,8 @@
 #include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
+#include <sluice/proxy/srv_statefile.h>
+#include <sluice/cfg/cfg.h>
 #include <sluice/proxy/stream.h>
 
 /* syslog levels */
@@ -782,4 +784,52 @@ void srv_set_agent_health(struct server *s, int up)
 	if (c.went_down)
 		log_backend_down(be);
 	srv_marked_actions(s, prev == SRV_OP_DOWN, down);
+}
+
+/* ---- states saved by a previous process ---- */
+
+void srv_state_restore(struct server *s, const struct srv_saved *v, const char *file)
+{
+	struct proxy *be = s->be;
+	struct chk_health *h = &s->chk_st.h;
+	struct be_count c;
+	uint64_t now = state_now_ms();
+	int was = srv_is_stopped(s), op;
+	char msg[512];
+
+	lock_take(&be->state_lock);
+	/* the weight, unless the configuration changed it meanwhile */
+	if (v->iweight == s->iweight)
+		atomic_store(&s->uweight, v->uweight > SRV_WEIGHT_MAX ? SRV_WEIGHT_MAX : v->uweight);
+	if (v->admin & SRV_SAVED_FMAINT)
+		atomic_store(&s->admin, SRV_ADMIN_MAINT);
+	else if (v->admin & SRV_SAVED_FDRAIN)
+		atomic_store(&s->admin, SRV_ADMIN_DRAIN);
+	op = v->op == 0 ? SRV_OP_DOWN : v->op == 3 ? SRV_OP_NOLB : SRV_OP_UP;
+	h->health = op == SRV_OP_DOWN || (v->admin & SRV_SAVED_FMAINT) ? 0 : h->rise + h->fall - 1;
+	if (s->check && v->check_status < CHK_ST_COUNT)
+		s->chk_st.status = v->check_status;
+	s->chk_op = op;
+	atomic_store(&s->op_state, op);
+	/* checks or agent disabled on the CLI stay so (configured, not enabled) */
+	if (s->check && (v->check_state & 0x06) == 0x02)
+		atomic_store(&s->chk_disabled, 1);
+	if (s->agent && (v->agent_state & 0x06) == 0x02)
+		atomic_store(&s->agent_disabled, 1);
+	if (v->since_s >= 0 && (uint64_t)v->since_s * 1000 < now)
+		atomic_store(&s->last_change_ms, (int64_t)(now - (uint64_t)v->since_s * 1000));
+	if (!was && srv_is_stopped(s))
+		atomic_fetch_add(&s->down_trans, 1);
+	be_recount(be, now, &c);
+	lock_release(&be->state_lock);
+
+	if (op == SRV_OP_DOWN) {
+		snprintf(msg, sizeof(msg), "%sServer %s/%s is DOWN, changed from server-state after a "
+		         "reload", srv_prefix(s), be->name, s->name);
+		msg_add_counts(msg, sizeof(msg), s, 1, &c, 0);
+		cfg_warning(file, v->line, "%s.", msg);
+	}
+	if ((v->admin & SRV_SAVED_FDRAIN) && !(v->admin & SRV_SAVED_FMAINT))
+		cfg_warning(file, v->line, "%sServer %s/%s remains in forced drain mode.",
+		            srv_prefix(s), be->name, s->name);
 }

@@ -41,6 +41,14 @@ void srv_agent_done(struct server *s, int status, int code, const char *desc,
                     int duration_ms, const struct agent_reply *r);
 void srv_agent_started(struct server *s);
 void srv_agent_snapshot(struct server *s, struct check_state *out);
+/* The state a previous process saved for <s> (line <v> of <file>), at
+ * start-up: its admin state when forced, its weight when its initial
+ * weight did not change, its operational state, its checks and agent
+ * disabled or not, the time of its last change; HAProxy's warnings on
+ * stderr. Before the threads run. */
+struct srv_saved;
+void srv_state_restore(struct server *s, const struct srv_saved *v, const char *file);
+
 /* `set server <b>/<s> agent up|down`. */
 void srv_set_agent_health(struct server *s, int up);
 
