@@ -76,6 +76,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->conf_file);
 	free(srv->addr_str);
 	free(srv->cookie);
+	free(srv->track_name);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */

@@ -428,12 +428,30 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	struct check_state st;
 	int admin = atomic_load(&s->admin);
 	int checked = s->check != NULL && !atomic_load(&s->chk_disabled);
-	char status[32];
+	char status[320];
 
 	int op = atomic_load(&s->op_state);
 	int agent = s->agent != NULL && !atomic_load(&s->agent_disabled);
 	struct check_state ag;
 
+	if (s->track) {
+		/* a tracking server shows the health of the server checked
+		 * at the end of its chain, and where a maintenance comes from */
+		struct server *root = s->track;
+
+		while (root->track)
+			root = root->track;
+		srv_check_snapshot(root, &st);
+		chk_status_column(status, sizeof(status), admin,
+		                  root->check != NULL && !atomic_load(&root->chk_disabled), op, &st.h);
+		if (admin == SRV_ADMIN_MAINT && srv_admin_inherited(s))
+			snprintf(status, sizeof(status), "MAINT (via %s/%s)", s->track->be->name,
+			         s->track->name);
+		row_set(r, ST_TRACKED, "%s/%s", s->track->be->name, s->track->name);
+		row_set(r, ST_STATUS, "%s", status);
+		row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
+		return;
+	}
 	srv_check_snapshot(s, &st);
 	chk_status_column(status, sizeof(status), admin, checked, op, &st.h);
 	if (agent) {
@@ -650,7 +668,7 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 	int astate = 0;
 
 	srv_check_snapshot(s, &st);
-	if (admin == SRV_ADMIN_MAINT && s->check)
+	if (admin == SRV_ADMIN_MAINT && (s->check || s->track))
 		st.h.health = 0;
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
@@ -666,7 +684,7 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 	           px->uuid, px->name, s->puid, s->name,
 	           addr_host_str(&s->addr.ss, host, sizeof(host)),
 	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
-	           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
+	           srv_admin_bits(s),
 	           atomic_load(&s->uweight), s->iweight,
 	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
 	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
@@ -929,6 +947,10 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 	if (strcmp(args[3], "weight") == 0)
 		return stats_set_weight(s, val, out);
 	if (strcmp(args[3], "health") == 0) {
+		if (s->track) {
+			cli_printf(out, "cannot change health on a tracking server.\n");
+			return -1;
+		}
 		static const char *const ops[] = { [SRV_OP_UP] = "up", [SRV_OP_DOWN] = "down",
 		                                   [SRV_OP_NOLB] = "stopping" };
 

@@ -1247,10 +1247,84 @@ static void check_spread_first(void)
 	}
 }
 
-static int check_postparse(void)
+/* `track [<backend>/]<server>` of <s> (in <px>): the server it names, which
+ * must have a check or an agent, or track one itself. Returns the errors
+ * (reported as HAProxy words them). */
+static int track_resolve(struct proxy *px, struct server *s)
+{
+	const char *name = s->track_name, *slash = strchr(name, '/');
+	struct proxy *be = px;
+	struct server *t;
+
+	if (slash) {
+		char bname[256];
+
+		snprintf(bname, sizeof(bname), "%.*s", (int)(slash - name), name);
+		be = proxy_find(bname, PX_CAP_BE);
+		name = slash + 1;
+		if (!be) {
+			cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to find required "
+			          "proxy '%s' for tracking.", px->name, s->name, bname);
+			return 1;
+		}
+	}
+	t = server_find(be, name);
+	if (!t) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to find required "
+		          "server '%s' for tracking.", px->name, s->name, name);
+		return 1;
+	}
+	if (s->chk.enabled) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to enable checks and "
+		          "tracking at the same time!", px->name, s->name);
+		return 1;
+	}
+	if (!t->chk.enabled && !t->chk.agent && !t->track_name) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to use %s/%s for "
+		          "tracking as it does not have any check nor agent enabled.", px->name,
+		          s->name, be->name, t->name);
+		return 1;
+	}
+	s->track = t;
+	s->track_next = t->trackers;
+	t->trackers = s;
+	return 0;
+}
+
+/* After every track is resolved: no loop (a chain longer than the servers
+ * there are is one), and each tracking server starts in the admin state
+ * its tracked server is in. */
+static int track_check_loops(int nservers)
 {
 	struct list *pos, *tmp;
 	int errors = 0;
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct server *s = px->srv[i], *t = s->track;
+			int n = 0;
+
+			while (t && n <= nservers) {
+				t = t->track;
+				n++;
+			}
+			if (t) {
+				cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to track "
+				          "%s/%s: the servers track each other in a loop.", px->name,
+				          s->name, s->track->be->name, s->track->name);
+				errors++;
+			}
+		}
+	}
+	return errors;
+}
+
+static int check_postparse(void)
+{
+	struct list *pos, *tmp;
+	int errors = 0, nservers = 0;
 
 	nb_checks = 0;
 	list_for_each_safe(pos, tmp, &proxies) {
@@ -1259,6 +1333,19 @@ static int check_postparse(void)
 		if (px->cap & PX_CAP_BE)
 			errors += check_setup_backend(px);
 	}
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			nservers++;
+			if (px->srv[i]->track_name)
+				errors += track_resolve(px, px->srv[i]);
+		}
+	}
+	if (!errors)
+		errors += track_check_loops(nservers);
+	if (!errors)
+		srv_track_init();
 	if (nb_checks)
 		check_spread_first();
 	return errors;

@@ -64,6 +64,10 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->chk = src->chk;
 	dst->on_marked_down_kill = src->on_marked_down_kill;
 	dst->slowstart = src->slowstart;
+	if (src->track_name) {
+		free(dst->track_name);
+		dst->track_name = strdup(src->track_name);
+	}
 	dst->observe = src->observe;
 	dst->error_limit = src->error_limit;
 	dst->on_error = src->on_error;
@@ -214,6 +218,19 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 			s->error_limit = v > 1000000 ? 1000000 : (int)v;
 			continue;
 		}
+		if (!strcmp(o, "track")) {
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'track' expects [<proxy>/]<server> as argument..");
+				return -1;
+			}
+			free(s->track_name);
+			s->track_name = strdup(args[++i]);
+			if (!s->track_name) {
+				snprintf(err, errlen, "out of memory.");
+				return -1;
+			}
+			continue;
+		}
 		if (!strcmp(o, "slowstart")) {
 			int ms;
 
@@ -328,6 +345,7 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 			i++;
 			if (!strcmp(o, "cookie")) {
 				free(s->cookie);
+	free(s->track_name);
 				s->cookie = strdup(args[i]);
 			} else if (!strcmp(o, "pool-purge-delay")) {
 				int ms;

@@ -167,6 +167,8 @@ void srv_state_init(struct proxy *be)
 
 		atomic_store(&s->op_state, SRV_OP_UP);
 		s->chk_op = SRV_OP_UP;
+		s->fadmin = atomic_load(&s->admin);
+		s->iadmin = SRV_ADMIN_READY;
 		chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
 		s->chk_st.status = CHK_ST_INI;
 		s->chk_st.duration_ms = -1;
@@ -307,6 +309,7 @@ static void srv_marked_actions(struct server *s, int was, int is)
 /* ---- check results ---- */
 
 static int srv_agent_says_down(const struct server *s);
+static void srv_propagate_op(const struct server *s);
 
 /* What a check result changed, for what happens after the lock. */
 struct check_outcome {
@@ -388,6 +391,7 @@ static void log_state_change(struct server *s, const struct check_outcome *o)
 	if (o->c.went_down)
 		log_backend_down(be);
 	srv_marked_actions(s, o->prev_op == SRV_OP_DOWN, down);
+	srv_propagate_op(s);
 }
 
 void srv_check_done(struct server *s, int status, int code, const char *desc,
@@ -590,34 +594,43 @@ void srv_set_admin(struct server *s, int admin)
 	srv_set_admin_by(s, admin, 0);
 }
 
-static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, int *was,
-                                      int *is);
+static void srv_admin_change(struct server *s, int fad, int iad, int agent,
+                             const struct server *via);
 
 void srv_set_admin_by(struct server *s, int admin, int agent)
 {
-	int was = -1, is = -1;
-
-	srv_set_admin_locked_logs(s, admin, agent, &was, &is);
-	if (was >= 0)
-		srv_marked_actions(s, was, is);
+	srv_admin_change(s, admin, -1, agent, NULL);
 }
 
-static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, int *was,
-                                      int *is)
+/* An admin change of <s>: its forced state becomes <fad>, or (<fad> -1)
+ * the state it inherits from <via>, the server it tracks, becomes <iad>.
+ * The state it is in is the higher of both. Then the servers that track
+ * it inherit its new state, down the chain (bounded: loops are refused at
+ * start-up). */
+static void srv_admin_change(struct server *s, int fad, int iad, int agent,
+                             const struct server *via)
 {
 	struct proxy *be = s->be;
 	struct be_count c;
 	uint64_t now = state_now_ms();
-	int prev, was_stopped, is_stopped, was_down = 0, xferred;
-	char msg[1024];
+	int prev, admin, was_stopped, is_stopped, was_down = 0, xferred;
+	char msg[1024], vianame[300] = "";
 
 	lock_take(&be->state_lock);
+	if (fad >= 0)
+		s->fadmin = fad;
+	else
+		s->iadmin = iad;
+	admin = s->fadmin > s->iadmin ? s->fadmin : s->iadmin;
 	prev = atomic_load(&s->admin);
 	if (prev == admin) {
 		lock_release(&be->state_lock);
 		return;
 	}
-	atomic_store(&s->admin_by_agent, agent && admin != SRV_ADMIN_READY);
+	if (fad >= 0)
+		atomic_store(&s->admin_by_agent, agent && admin != SRV_ADMIN_READY);
+	else
+		snprintf(vianame, sizeof(vianame), " via %s/%s", via->be->name, via->name);
 	was_stopped = srv_is_stopped(s);
 	if (admin == SRV_ADMIN_MAINT) {
 		was_down = atomic_load(&s->op_state) == SRV_OP_DOWN;
@@ -630,8 +643,6 @@ static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, in
 	}
 	atomic_store(&s->admin, admin);
 	is_stopped = srv_is_stopped(s);
-	*was = was_stopped;
-	*is = is_stopped;
 	srv_note_change(s, was_stopped, is_stopped, now);
 	be_recount(be, now, &c);
 	lock_release(&be->state_lock);
@@ -639,11 +650,11 @@ static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, in
 	if (admin == SRV_ADMIN_MAINT) {
 		xferred = queue_redistribute(s);
 		if (was_down)
-			snprintf(msg, sizeof(msg), "%sServer %s/%s was DOWN and now enters maintenance",
-			         srv_prefix(s), be->name, s->name);
+			snprintf(msg, sizeof(msg), "%sServer %s/%s was DOWN and now enters maintenance%s",
+			         srv_prefix(s), be->name, s->name, vianame);
 		else
-			snprintf(msg, sizeof(msg), "%sServer %s/%s is going DOWN for maintenance",
-			         srv_prefix(s), be->name, s->name);
+			snprintf(msg, sizeof(msg), "%sServer %s/%s is going DOWN for maintenance%s",
+			         srv_prefix(s), be->name, s->name, vianame);
 		msg_add_counts(msg, sizeof(msg), s, 1, &c, xferred);
 		msg_add(msg, sizeof(msg), ".");
 		/* an alert when it took traffic until now (HAProxy) */
@@ -651,36 +662,86 @@ static void srv_set_admin_locked_logs(struct server *s, int admin, int agent, in
 		          msg, NULL);
 		if (c.went_down)
 			log_backend_down(be);
-		return;
-	}
-	/* a drained server takes nothing from the backend queue */
-	xferred = admin == SRV_ADMIN_READY ? queue_kick(s) : 0;
-	if (prev == SRV_ADMIN_MAINT) {
-		/* HAProxy's words, the second line included */
-		snprintf(msg, sizeof(msg), "%sServer %s/%s is UP/%s (leaving forced maintenance).",
-		         srv_prefix(s), be->name, s->name, admin == SRV_ADMIN_DRAIN ? "DRAIN" : "READY");
-		state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
-		if (admin == SRV_ADMIN_DRAIN) {
-			snprintf(msg, sizeof(msg), "%sServer %s/%s remains in forced drain mode.",
-			         srv_prefix(s), be->name, s->name);
+	} else {
+		/* a drained server takes nothing from the backend queue */
+		xferred = admin == SRV_ADMIN_READY ? queue_kick(s) : 0;
+		if (prev == SRV_ADMIN_MAINT) {
+			/* HAProxy's words, the second line included */
+			snprintf(msg, sizeof(msg), "%sServer %s/%s is UP/%s (leaving %smaintenance).",
+			         srv_prefix(s), be->name, s->name,
+			         admin == SRV_ADMIN_DRAIN ? "DRAIN" : "READY", via ? "" : "forced ");
+			state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+			if (admin == SRV_ADMIN_DRAIN && s->fadmin == SRV_ADMIN_DRAIN) {
+				snprintf(msg, sizeof(msg), "%sServer %s/%s remains in forced drain mode.",
+				         srv_prefix(s), be->name, s->name);
+				state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+			}
+			/* checked at once, after these lines: its own come after them */
+			if (s->check)
+				check_wake_now(s);
+		} else if (admin == SRV_ADMIN_DRAIN) {
+			snprintf(msg, sizeof(msg), "%sServer %s/%s enters drain state%s", srv_prefix(s),
+			         be->name, s->name, vianame);
+			msg_add_counts(msg, sizeof(msg), s, 0, &c, xferred);
+			msg_add(msg, sizeof(msg), ".");
+			state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+		} else {
+			snprintf(msg, sizeof(msg), "%sServer %s/%s is %s (leaving %sdrain).",
+			         srv_prefix(s), be->name, s->name, is_stopped ? "DOWN" : "UP",
+			         via ? "" : "forced ");
 			state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
 		}
-		/* checked at once, after these lines: its own come after them */
-		if (s->check)
-			check_wake_now(s);
-		return;
-	} else if (admin == SRV_ADMIN_DRAIN) {
-		snprintf(msg, sizeof(msg), "%sServer %s/%s enters drain state", srv_prefix(s),
-		         be->name, s->name);
-		msg_add_counts(msg, sizeof(msg), s, 0, &c, xferred);
-		msg_add(msg, sizeof(msg), ".");
-	} else {
-		snprintf(msg, sizeof(msg), "%sServer %s/%s is %s (leaving forced drain).",
-		         srv_prefix(s), be->name, s->name, is_stopped ? "DOWN" : "UP");
+		if (c.went_down)
+			log_backend_down(be);
 	}
-	state_log(be, LVL_NOTICE, "WARNING", msg, NULL);
+	srv_marked_actions(s, was_stopped, is_stopped);
+	for (struct server *t = s->trackers; t; t = t->track_next)
+		srv_admin_change(t, -1, admin, 0, s);
+}
+
+/* ---- track: a server's op state follows the one it tracks ---- */
+
+/* <t> tracks <via>, whose op state just changed: it takes it (unless its
+ * agent holds it down), with HAProxy's "via" log line, then passes it on. */
+static void srv_op_follow(struct server *t, const struct server *via)
+{
+	struct proxy *be = t->be;
+	struct be_count c;
+	uint64_t now = state_now_ms();
+	int prev, op, down, was, xferred;
+	char msg[1024];
+
+	lock_take(&be->state_lock);
+	t->chk_op = atomic_load(&((struct server *)via)->op_state);
+	prev = atomic_load(&t->op_state);
+	op = srv_agent_says_down(t) ? SRV_OP_DOWN : t->chk_op;
+	if (op == prev) {
+		lock_release(&be->state_lock);
+		return;
+	}
+	was = srv_is_stopped(t);
+	atomic_store(&t->op_state, op);
+	srv_note_change(t, was, srv_is_stopped(t), now);
+	be_recount(be, now, &c);
+	lock_release(&be->state_lock);
+	down = op == SRV_OP_DOWN;
+	xferred = down ? queue_redistribute(t) : op == SRV_OP_UP ? queue_kick(t) : 0;
+	snprintf(msg, sizeof(msg), "%sServer %s/%s is %s via %s/%s", srv_prefix(t), be->name,
+	         t->name, down ? "DOWN" : op == SRV_OP_UP ? "UP" : "stopping", via->be->name,
+	         via->name);
+	msg_add_counts(msg, sizeof(msg), t, down, &c, xferred);
+	msg_add(msg, sizeof(msg), ".");
+	state_log(be, down && prev == SRV_OP_UP ? LVL_ALERT : LVL_NOTICE, "WARNING", msg, NULL);
 	if (c.went_down)
 		log_backend_down(be);
+	srv_marked_actions(t, prev == SRV_OP_DOWN, down);
+	srv_propagate_op(t);
+}
+
+static void srv_propagate_op(const struct server *s)
+{
+	for (struct server *t = s->trackers; t; t = t->track_next)
+		srv_op_follow(t, s);
 }
 
 /* ---- forced health (set server health) ---- */
@@ -693,6 +754,9 @@ void srv_set_health(struct server *s, int op)
 	char msg[1024];
 	int down, xferred;
 
+	/* a tracking server's state is its tracked server's (HAProxy) */
+	if (s->track)
+		return;
 	memset(&o, 0, sizeof(o));
 	lock_take(&be->state_lock);
 	if (op == SRV_OP_UP)
@@ -723,6 +787,7 @@ void srv_set_health(struct server *s, int op)
 	if (o.c.went_down)
 		log_backend_down(be);
 	srv_marked_actions(s, o.prev_op == SRV_OP_DOWN, down);
+	srv_propagate_op(s);
 }
 
 void srv_check_started(struct server *s)
@@ -784,6 +849,7 @@ void srv_set_agent_health(struct server *s, int up)
 	if (c.went_down)
 		log_backend_down(be);
 	srv_marked_actions(s, prev == SRV_OP_DOWN, down);
+	srv_propagate_op(s);
 }
 
 /* ---- states saved by a previous process ---- */
@@ -802,9 +868,10 @@ void srv_state_restore(struct server *s, const struct srv_saved *v, const char *
 	if (v->iweight == s->iweight)
 		atomic_store(&s->uweight, v->uweight > SRV_WEIGHT_MAX ? SRV_WEIGHT_MAX : v->uweight);
 	if (v->admin & SRV_SAVED_FMAINT)
-		atomic_store(&s->admin, SRV_ADMIN_MAINT);
+		s->fadmin = SRV_ADMIN_MAINT;
 	else if (v->admin & SRV_SAVED_FDRAIN)
-		atomic_store(&s->admin, SRV_ADMIN_DRAIN);
+		s->fadmin = SRV_ADMIN_DRAIN;
+	atomic_store(&s->admin, s->fadmin > s->iadmin ? s->fadmin : s->iadmin);
 	op = v->op == 0 ? SRV_OP_DOWN : v->op == 3 ? SRV_OP_NOLB : SRV_OP_UP;
 	h->health = op == SRV_OP_DOWN || (v->admin & SRV_SAVED_FMAINT) ? 0 : h->rise + h->fall - 1;
 	if (s->check && v->check_status < CHK_ST_COUNT)
@@ -832,4 +899,59 @@ void srv_state_restore(struct server *s, const struct srv_saved *v, const char *
 	if ((v->admin & SRV_SAVED_FDRAIN) && !(v->admin & SRV_SAVED_FMAINT))
 		cfg_warning(file, v->line, "%sServer %s/%s remains in forced drain mode.",
 		            srv_prefix(s), be->name, s->name);
+	/* the servers tracking it follow */
+	for (struct server *t = s->trackers; t; t = t->track_next)
+		srv_admin_change(t, -1, atomic_load(&s->admin), 0, s);
+	srv_propagate_op(s);
+}
+
+/* ---- track at start-up ---- */
+
+/* Each tracking server inherits the admin state of the one it tracks,
+ * down the chains (they have no loop): repeated until nothing changes, a
+ * chain being at most as long as there are servers. Before the threads. */
+void srv_track_init(void)
+{
+	struct list *pos, *tmp;
+	int changed = 1;
+
+	while (changed) {
+		changed = 0;
+		list_for_each_safe(pos, tmp, &proxies) {
+			struct proxy *px = list_elem(pos, struct proxy, list);
+
+			for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+				struct server *s = px->srv[i];
+				int ia = s->track ? atomic_load(&s->track->admin) : SRV_ADMIN_READY, a;
+
+				if (!s->track || s->iadmin == ia)
+					continue;
+				s->iadmin = ia;
+				a = s->fadmin > ia ? s->fadmin : ia;
+				atomic_store(&s->admin, a);
+				changed = 1;
+			}
+		}
+	}
+}
+
+int srv_admin_inherited(struct server *s)
+{
+	int r;
+
+	lock_take(&s->be->state_lock);
+	r = s->iadmin > s->fadmin;
+	lock_release(&s->be->state_lock);
+	return r;
+}
+
+int srv_admin_bits(struct server *s)
+{
+	int r;
+
+	lock_take(&s->be->state_lock);
+	r = (s->fadmin == SRV_ADMIN_MAINT ? 0x01 : s->fadmin == SRV_ADMIN_DRAIN ? 0x08 : 0) |
+	    (s->iadmin == SRV_ADMIN_MAINT ? 0x02 : s->iadmin == SRV_ADMIN_DRAIN ? 0x10 : 0);
+	lock_release(&s->be->state_lock);
+	return r;
 }

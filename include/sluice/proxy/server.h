@@ -106,6 +106,14 @@ struct server {
 	_Atomic uint64_t hana_fail;  /* times error-limit was reached (hanafail) */
 	_Atomic int64_t warm_since_ms;  /* monotonic ms it came back up after
 	                             * being stopped (slowstart), 0: not warming */
+	/* track: its states follow another server's */
+	char *track_name;            /* `track [<backend>/]<server>` as written */
+	struct server *track;        /* the server it tracks, NULL: none */
+	struct server *trackers;     /* the servers that track it (a list) */
+	struct server *track_next;   /* the next one tracking its tracked server */
+	int fadmin;                  /* admin state forced (CLI, agent, config, state file) */
+	int iadmin;                  /* admin state inherited from its tracked server;
+	                              * admin is the higher of both (state_lock) */
 	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
 	int on_marked_up_kill_backups;  /* on-marked-up shutdown-backup-sessions */
 	/* state history, written under be->state_lock, read racily for

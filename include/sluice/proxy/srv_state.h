@@ -49,6 +49,17 @@ void srv_agent_snapshot(struct server *s, struct check_state *out);
 struct srv_saved;
 void srv_state_restore(struct server *s, const struct srv_saved *v, const char *file);
 
+/* `show servers state`'s srv_admin_state: HAProxy's bits, 0x01 forced
+ * maintenance, 0x08 forced drain, 0x02 and 0x10 the same inherited. */
+int srv_admin_bits(struct server *s);
+
+/* 1 when <s>'s admin state comes from the server it tracks (display). */
+int srv_admin_inherited(struct server *s);
+
+/* After the tracks are resolved (check.c): tracking servers start in the
+ * admin state of the servers they track. */
+void srv_track_init(void);
+
 /* `set server <b>/<s> agent up|down`. */
 void srv_set_agent_health(struct server *s, int up);
 
