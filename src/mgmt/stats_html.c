@@ -384,7 +384,17 @@ static void put_proxy(struct cli_out *o, struct proxy *px, const struct proxy *o
 		           "<select name=action><option value=''></option>"
 		           "<option value=ready>Set state to READY</option>"
 		           "<option value=drain>Set state to DRAIN</option>"
-		           "<option value=maint>Set state to MAINT</option></select>"
+		           "<option value=maint>Set state to MAINT</option>"
+		           "<option value=dhlth>Health: disable checks</option>"
+		           "<option value=ehlth>Health: enable checks</option>"
+		           "<option value=hrunn>Health: force UP</option>"
+		           "<option value=hnolb>Health: force NOLB</option>"
+		           "<option value=hdown>Health: force DOWN</option>"
+		           "<option value=dagent>Agent: disable checks</option>"
+		           "<option value=eagent>Agent: enable checks</option>"
+		           "<option value=arunn>Agent: force UP</option>"
+		           "<option value=adown>Agent: force DOWN</option>"
+		           "<option value=shutdown>Kill Sessions</option></select>"
 		           "<input type=hidden name=b value='#%d'> <input type=submit value=Apply>"
 		           "</form>\n", px->uuid);
 }
