@@ -48,9 +48,9 @@ static int cli_show_pools(char **, int, struct cli_out *, int);
 
 static const struct cli_kw stats_kws[] = {
 	{ { "show", "info" }, CLI_LEVEL_USER, cli_show_info,
-	  "show info                               : report information about the running process" },
+	  "show info [json|typed] [desc]           : report information about the running process" },
 	{ { "show", "stat" }, CLI_LEVEL_USER, cli_show_stat,
-	  "show stat                               : report counters for each proxy and server (CSV)" },
+	  "show stat [json|typed] [desc] [up|no-maint] : report counters for each proxy and server" },
 	{ { "show", "servers", "state" }, CLI_LEVEL_USER, cli_show_servers_state,
 	  "show servers state [<backend>]          : dump volatile server information" },
 	{ { "show", "activity" }, CLI_LEVEL_USER, cli_show_activity,
@@ -119,46 +119,63 @@ static int cli_show_version(char **args, int nargs, struct cli_out *out, int lev
 	return 0;
 }
 
+#define INFO(name, ...) do { \
+		char v_[256]; \
+		snprintf(v_, sizeof(v_), __VA_ARGS__); \
+		stats_info_field(out, fmt, &first, name, v_); \
+	} while (0)
+
+/* show info [typed|json] [desc] */
 static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 {
 	uint64_t up = stats_uptime_sec();
 	int run_queue = stats_run_queue();
 	int tasks = stream_count() + run_queue;
+	int fmt = STATS_FMT_TEXT, first = 1;
+	uint32_t now = (uint32_t)clock_mono_ms();
 
-	cli_printf(out, "Name: sluice\n");
-	cli_printf(out, "Version: %s\n", SLUICE_VERSION);
-	cli_printf(out, "Release_date: 2026/11/22\n");
-	cli_printf(out, "Nbthread: %d\n", global.nbthread);
-	cli_printf(out, "Nbproc: 1\n");
-	cli_printf(out, "Process_num: 1\n");
-	cli_printf(out, "Pid: %d\n", global.pid);
-	cli_printf(out, "Uptime: %llud %lluh%02llum%02llus\n", (unsigned long long)(up / 86400),
-	           (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
-	           (unsigned long long)(up % 60));
-	cli_printf(out, "Uptime_sec: %llu\n", (unsigned long long)up);
-	cli_printf(out, "Ulimit-n: %ld\n", global.rlimit_nofile);
-	cli_printf(out, "Maxsock: %d\n", global.maxsock);
-	cli_printf(out, "Maxconn: %d\n", atomic_load(&global.maxconn_rt));
-	cli_printf(out, "Hard_maxconn: %d\n", global.maxconn);
-	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
-	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
-	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_req));
-	cli_printf(out, "ConnRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
-	                                                 (uint32_t)clock_mono_ms()));
-	cli_printf(out, "ConnRateLimit: %d\n", global.maxconnrate);
-	cli_printf(out, "MaxConnRate: %u\n", atomic_load(&global.conn_rate_max));
-	cli_printf(out, "SessRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
-	                                                 (uint32_t)clock_mono_ms()));
-	cli_printf(out, "SessRateLimit: %d\n", global.maxsessrate);
-	cli_printf(out, "MaxSessRate: %u\n", atomic_load(&global.conn_rate_max));
-	cli_printf(out, "Tasks: %d\n", tasks);
-	cli_printf(out, "Run_queue: %d\n", run_queue);
-	cli_printf(out, "node: %s\n", global.node ? global.node : "");
-	cli_printf(out, "description: %s\n", global.desc ? global.desc : "");
-	cli_printf(out, "Stopping: %d\n", atomic_load(&global.stopping));
-	cli_printf(out, "Jobs: %d\n", stream_count());
-	cli_printf(out, "Listeners: %d\n", 0 + (int)(!list_empty(&listeners)));
-	cli_printf(out, "DroppedLogs: %llu\n", (unsigned long long)atomic_load(&global.dropped_logs));
+	for (int i = 2; i < nargs; i++) {
+		if (!strcmp(args[i], "typed"))
+			fmt = STATS_FMT_TYPED;
+		else if (!strcmp(args[i], "json"))
+			fmt = STATS_FMT_JSON;
+	}
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "[");
+	INFO("Name", "sluice");
+	INFO("Version", "%s", SLUICE_VERSION);
+	INFO("Release_date", "2026/11/22");
+	INFO("Nbthread", "%d", global.nbthread);
+	INFO("Nbproc", "1");
+	INFO("Process_num", "1");
+	INFO("Pid", "%d", global.pid);
+	INFO("Uptime", "%llud %lluh%02llum%02llus", (unsigned long long)(up / 86400),
+	     (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
+	     (unsigned long long)(up % 60));
+	INFO("Uptime_sec", "%llu", (unsigned long long)up);
+	INFO("Ulimit-n", "%ld", global.rlimit_nofile);
+	INFO("Maxsock", "%d", global.maxsock);
+	INFO("Maxconn", "%d", atomic_load(&global.maxconn_rt));
+	INFO("Hard_maxconn", "%d", global.maxconn);
+	INFO("CurrConns", "%d", atomic_load(&global.actconn));
+	INFO("CumConns", "%llu", (unsigned long long)atomic_load(&global.cum_conns));
+	INFO("CumReq", "%llu", (unsigned long long)atomic_load(&global.cum_req));
+	INFO("ConnRate", "%u", freq_ctr_read(&global.conn_rate, 1000, now));
+	INFO("ConnRateLimit", "%d", global.maxconnrate);
+	INFO("MaxConnRate", "%u", atomic_load(&global.conn_rate_max));
+	INFO("SessRate", "%u", freq_ctr_read(&global.conn_rate, 1000, now));
+	INFO("SessRateLimit", "%d", global.maxsessrate);
+	INFO("MaxSessRate", "%u", atomic_load(&global.conn_rate_max));
+	INFO("Tasks", "%d", tasks);
+	INFO("Run_queue", "%d", run_queue);
+	INFO("node", "%s", global.node ? global.node : "");
+	INFO("description", "%s", global.desc ? global.desc : "");
+	INFO("Stopping", "%d", atomic_load(&global.stopping));
+	INFO("Jobs", "%d", stream_count());
+	INFO("Listeners", "%d", 0 + (int)(!list_empty(&listeners)));
+	INFO("DroppedLogs", "%llu", (unsigned long long)atomic_load(&global.dropped_logs));
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "]\n");
 	return 0;
 }
 
@@ -628,29 +645,96 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_mux(r, &be->be_mux);
 }
 
+/* One row in the form asked for. */
+static void stat_emit(struct cli_out *out, struct stat_row *r, int fmt, int *first)
+{
+	if (fmt == STATS_FMT_TEXT)
+		stats_csv_row(out, r);
+	else
+		stats_typed_row(out, r, fmt == STATS_FMT_JSON, *first);
+	*first = 0;
+}
+
+/* show stat [domain proxy] [{<iid>|<proxy>} <type> <sid>] [typed|json] [desc]
+ * [up|no-maint], as HAProxy 2.6 reads it: <type> is a mask (1 frontends, 2
+ * backends, 4 servers, -1 all), <sid> a server id or -1. */
 static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct list *pos, *tmp;
+	int i = 2, fmt = STATS_FMT_TEXT, first = 1, types = -1, sid = -1, iid = -1;
+	int hide_down = 0, hide_maint = 0;
+	const struct proxy *only = NULL;
 
-	stats_csv_header(out);
+	if (i + 1 < nargs && !strcmp(args[i], "domain")) {
+		if (strcmp(args[i + 1], "proxy") != 0) {
+			cli_printf(out, "Unknown domain '%s'. Only 'proxy' is available in this version "
+			           "of sluice.\n", args[i + 1]);
+			return -1;
+		}
+		i += 2;
+	}
+	if (i + 2 < nargs && strcmp(args[i], "typed") && strcmp(args[i], "json") &&
+	    strcmp(args[i], "desc") && strcmp(args[i], "up") && strcmp(args[i], "no-maint")) {
+		char *end;
+		long v = strtol(args[i], &end, 10);
+
+		if (*end || end == args[i]) {
+			only = proxy_find(args[i], PX_CAP_FE | PX_CAP_BE);
+			if (!only) {
+				cli_printf(out, "No such proxy.\n");
+				return -1;
+			}
+		} else {
+			iid = (int)v;
+		}
+		types = atoi(args[i + 1]);
+		sid = atoi(args[i + 2]);
+		i += 3;
+	}
+	for (; i < nargs; i++) {
+		if (!strcmp(args[i], "typed"))
+			fmt = STATS_FMT_TYPED;
+		else if (!strcmp(args[i], "json"))
+			fmt = STATS_FMT_JSON;
+		else if (!strcmp(args[i], "up"))
+			hide_down = 1;
+		else if (!strcmp(args[i], "no-maint"))
+			hide_maint = 1;
+	}
+	if (fmt == STATS_FMT_TEXT)
+		stats_csv_header(out);
+	else if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "[");
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
-
 		struct stat_row r = { 0 };
 
-		if (px->cap & PX_CAP_FE) {
+		if ((only && px != only) || (iid >= 0 && iid != -1 && px->uuid != iid))
+			continue;
+		if ((px->cap & PX_CAP_FE) && (types & 1)) {
 			stats_row_frontend(&r, px);
-			stats_csv_row(out, &r);
+			stat_emit(out, &r, fmt, &first);
 		}
-		if (px->cap & PX_CAP_BE) {
-			for (int i = 0; i < px->nsrv; i++) {
-				stats_row_server(&r, px, px->srv[i], level);
-				stats_csv_row(out, &r);
-			}
+		if (!(px->cap & PX_CAP_BE))
+			continue;
+		for (int k = 0; (types & 4) && k < px->nsrv; k++) {
+			struct server *s = px->srv[k];
+
+			if (sid != -1 && s->puid != sid)
+				continue;
+			if ((hide_down && srv_is_stopped(s)) ||
+			    (hide_maint && atomic_load(&s->admin) == SRV_ADMIN_MAINT))
+				continue;
+			stats_row_server(&r, px, s, level);
+			stat_emit(out, &r, fmt, &first);
+		}
+		if (types & 2) {
 			stats_row_backend(&r, px);
-			stats_csv_row(out, &r);
+			stat_emit(out, &r, fmt, &first);
 		}
 	}
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "]\n");
 	return 0;
 }
 

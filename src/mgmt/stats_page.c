@@ -645,7 +645,7 @@ int stats_page_produce(struct stream *s, struct svc_reply *out)
 	                      &out->len, &csv) < 0)
 		return -1;
 	out->status = 200;
-	out->content_type = csv ? "text/plain" : "text/html";
+	out->content_type = csv == 2 ? "application/json" : csv ? "text/plain" : "text/html";
 	if (sp->refresh_s && !memmem(target.ptr + plen, target.len - plen, ";norefresh", 10))
 		snprintf(out->extra_hdrs, sizeof(out->extra_hdrs), "refresh: %d\r\n", sp->refresh_s);
 	return 0;
