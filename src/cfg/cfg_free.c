@@ -36,6 +36,7 @@
 #include <sluice/proxy/stick_rules.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_dyn.h>
 
 static void free_logs(struct list *logs)
 {
@@ -208,6 +209,7 @@ void cfg_free_proxies(void)
 void cfg_free_all(void)
 {
 	cfg_free_proxies();
+	srv_dyn_free_all();   /* the servers deleted at run time */
 	/* after the rules that referenced them */
 	stktable_free_all();
 	free_binds(&cli_binds);

@@ -752,7 +752,7 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 	int astate = 0;
 
 	srv_check_snapshot(s, &st);
-	if (admin == SRV_ADMIN_MAINT && (s->check || s->track))
+	if (admin == SRV_ADMIN_MAINT && (s->check || s->track || s->dynamic))
 		st.h.health = 0;
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));

@@ -53,6 +53,7 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_dyn.h>
 #include <sluice/proxy/srv_state.h>
 
 #define CHK_READS_PER_RUN  4
@@ -94,6 +95,7 @@ struct srv_check {
 	struct buffer raw;             /* HTTP/2: the server's bytes, before the
 	                                * session turns the reply into rx */
 	int is_agent;                  /* an agent check (agent-check) */
+	int tid;                       /* the thread that runs it */
 	int step;                      /* tcp-check: the step running */
 	int step_sent;                 /* its send step's bytes are in tx */
 };
@@ -1048,6 +1050,16 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 	struct srv_check *c = ctx;
 	uint64_t now = th_ctx->now_ms;
 
+	/* its server was deleted (del server): it stops, and keeps nothing */
+	if (atomic_load(&c->srv->deleted)) {
+		if (c->phase != CHK_IDLE) {
+			check_release(c);
+			c->phase = CHK_IDLE;
+			atomic_store(&c->running, 0);
+		}
+		task_set_expire(t, 0);
+		return t;
+	}
 	if (c->phase != CHK_IDLE) {
 		check_progress(c, now);
 		return t;
@@ -1145,6 +1157,7 @@ static int agent_setup(struct server *s)
 	else if (c->dst.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&c->dst)->sin6_port = htons((uint16_t)cc->agent_port);
 	c->idx = nb_checks++;
+	c->tid = -1;
 	c->c.ph.fd = -1;
 	s->agent = c;
 	return 0;
@@ -1203,6 +1216,7 @@ static int check_setup_backend(struct proxy *be)
 		c->use_h2 = http && (s->chk.proto == CHK_PROTO_H2 ||
 		                     (s->chk.proto == CHK_PROTO_UNSET && s->proto == SRV_PROTO_H2));
 		c->idx = nb_checks++;
+		c->tid = -1;   /* idx % nbthread, once the threads are known */
 		c->c.ph.fd = -1;
 		s->check = c;
 	}
@@ -1368,10 +1382,27 @@ void check_srv_free(struct server *s)
 
 /* ---- per thread: the tasks of the checks it owns ---- */
 
+/* The thread that runs <c>: the one it was added on, or for those of the
+ * configuration, spread by their number. */
+static int check_tid(const struct srv_check *c)
+{
+	return c->tid >= 0 ? c->tid : c->idx % global.nbthread;
+}
+
 /* Calls <fn> for each check thread <tid> owns, until one returns < 0. */
 static int for_thread_checks(int tid, int (*fn)(struct srv_check *c, int tid))
 {
 	struct list *pos, *tmp;
+
+	/* deleted servers keep their (stopped) checks until exit */
+	for (struct server *s = srv_dyn_graveyard(); s; s = s->grave_next) {
+		struct srv_check *cs[2] = { s->check, s->agent };
+
+		for (int k = 0; k < 2; k++)
+			if (cs[k] && check_tid(cs[k]) == tid && atomic_load(&cs[k]->task) &&
+			    fn(cs[k], tid) < 0)
+				return -1;
+	}
 
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
@@ -1380,7 +1411,7 @@ static int for_thread_checks(int tid, int (*fn)(struct srv_check *c, int tid))
 			struct srv_check *cs[2] = { px->srv[i]->check, px->srv[i]->agent };
 
 			for (int k = 0; k < 2; k++)
-				if (cs[k] && cs[k]->idx % global.nbthread == tid && fn(cs[k], tid) < 0)
+				if (cs[k] && check_tid(cs[k]) == tid && fn(cs[k], tid) < 0)
 					return -1;
 		}
 	}
@@ -1431,4 +1462,64 @@ __attribute__((constructor)) static void check_register(void)
 {
 	cfg_register_post(&check_post);
 	thread_register_init(&check_hook);
+}
+
+/* ---- servers added at run time ---- */
+
+/* Starts the task of a check of a server added at run time, on the
+ * calling thread (its owner from now on). */
+static int check_start_dynamic(struct srv_check *c, char *err, size_t errlen)
+{
+	struct task *t;
+
+	c->tid = th_ctx->tid;
+	c->c.ph.fd = -1;
+	t = task_new(check_task, c, c->tid, TC_NORMAL, "check");
+	if (!t) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
+	c->phase = CHK_IDLE;
+	c->next_ms = th_ctx->now_ms + (uint64_t)check_inter(c);
+	atomic_store(&c->task, t);
+	task_set_expire(t, c->next_ms);
+	return 0;
+}
+
+int check_add_dynamic(struct server *s, char *err, size_t errlen)
+{
+	struct proxy *be = s->be;
+	struct srv_check *c;
+
+	if (s->chk.enabled) {
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			snprintf(err, errlen, "out of memory.");
+			return -1;
+		}
+		c->tcp = (be->options & PX_O_TCPCHK) && be->tchk && be->tchk->nsteps ? be->tchk : NULL;
+		if (check_target(s, c) < 0) {
+			free(c);
+			snprintf(err, errlen, "the server's checks cannot run (see the log).");
+			return -1;
+		}
+		c->srv = s;
+		c->http = (be->options & PX_O_HTTPCHK) && be->hchk ? be->hchk : NULL;
+		c->use_h2 = c->http && (s->chk.proto == CHK_PROTO_H2 ||
+		                        (s->chk.proto == CHK_PROTO_UNSET && s->proto == SRV_PROTO_H2));
+		s->check = c;
+		/* as HAProxy: configured, enabled by `enable health` */
+		atomic_store(&s->chk_disabled, 1);
+		if (check_start_dynamic(c, err, errlen) < 0)
+			return -1;
+	}
+	if (s->chk.agent) {
+		if (agent_setup(s))
+			return snprintf(err, errlen, "server %s does not have agent port. Agent check "
+			                "has been disabled.", s->name), -1;
+		atomic_store(&s->agent_disabled, 1);
+		if (check_start_dynamic(s->agent, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
 }

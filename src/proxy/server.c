@@ -168,8 +168,8 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 	return 0;
 }
 
-static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
-                            int first, char *err, size_t errlen)
+int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
+                     int first, char *err, size_t errlen)
 {
 	int checks_off = 0;
 

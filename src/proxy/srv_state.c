@@ -158,6 +158,20 @@ static void be_recount(struct proxy *be, uint64_t now_ms, struct be_count *c)
 	be->be_up = up;
 }
 
+void srv_state_init_one(struct server *s)
+{
+	atomic_store(&s->op_state, SRV_OP_UP);
+	s->chk_op = SRV_OP_UP;
+	s->fadmin = atomic_load(&s->admin);
+	s->iadmin = SRV_ADMIN_READY;
+	chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
+	s->chk_st.status = CHK_ST_INI;
+	s->chk_st.duration_ms = -1;
+	chk_health_init(&s->agent_st.h, 1, 1);
+	s->agent_st.status = CHK_ST_INI;
+	s->agent_st.duration_ms = -1;
+}
+
 void srv_state_init(struct proxy *be)
 {
 	struct be_count c;
@@ -954,4 +968,14 @@ int srv_admin_bits(struct server *s)
 	    (s->iadmin == SRV_ADMIN_MAINT ? 0x02 : s->iadmin == SRV_ADMIN_DRAIN ? 0x10 : 0);
 	lock_release(&s->be->state_lock);
 	return r;
+}
+
+void srv_state_recount(struct proxy *be)
+{
+	struct be_count c;
+	uint64_t now = state_now_ms();
+
+	lock_take(&be->state_lock);
+	be_recount(be, now, &c);
+	lock_release(&be->state_lock);
 }

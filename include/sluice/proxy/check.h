@@ -183,6 +183,11 @@ int check_in_progress(const struct server *s);
  * while it runs, which maxsock counts (HAProxy does). */
 int check_count(void);
 
+/* The checks and agent of a server added at run time (add server): their
+ * tasks on the calling thread, disabled until `enable health` / `enable
+ * agent`, as HAProxy 2.6 adds them. Returns 0, or -1 with a message. */
+int check_add_dynamic(struct server *s, char *err, size_t errlen);
+
 /* Frees what check.c attached to <s> at post-parse (configuration free). */
 void check_srv_free(struct server *s);
 

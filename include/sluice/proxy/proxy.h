@@ -235,7 +235,9 @@ struct proxy {
 
 	/* backend */
 	struct server **srv;
-	int nsrv;
+	int nsrv;                /* changed at run time by add/del server only
+	                          * (src/proxy/srv_dyn.c) */
+	int srv_cap;             /* room of srv[]: it never moves once threads run */
 	struct sl_lock lb_lock;     /* protects servers' lb_* fields (kind lb) */
 	struct queue queue;         /* backend queue: any server may serve */
 	_Atomic int beconn;

@@ -114,6 +114,11 @@ struct server {
 	int fadmin;                  /* admin state forced (CLI, agent, config, state file) */
 	int iadmin;                  /* admin state inherited from its tracked server;
 	                              * admin is the higher of both (state_lock) */
+	int dynamic;                 /* added by `add server` */
+	_Atomic int deleted;         /* removed by `del server`: kept until exit */
+	int non_purgeable;           /* referenced by the configuration (use-server,
+	                              * track): `del server` refuses it */
+	struct server *grave_next;   /* the deleted servers, freed at exit */
 	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
 	int on_marked_up_kill_backups;  /* on-marked-up shutdown-backup-sessions */
 	/* state history, written under be->state_lock, read racily for
@@ -160,6 +165,10 @@ static inline void srv_used_conns_inc(struct server *s)
 }
 
 struct server *server_new_default(void);
+/* The parameters of a server line from args[first] on (also add server). */
+struct cfg_ctx;
+int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
+                     int first, char *err, size_t errlen);
 void server_copy_settings(struct server *dst, const struct server *src);
 
 /* Weight used by the balancer now: 0 if not usable for new sessions. */

@@ -75,6 +75,10 @@ void srv_check_snapshot(struct server *s, struct check_state *out);
 /* After parsing: every server's history starts now, checked servers at
  * health <rise>, each backend up if it has a usable server. */
 void srv_state_init(struct proxy *be);
+/* The same for one server (added at run time). */
+void srv_state_init_one(struct server *s);
+/* Counts <be>'s usable servers again (a server added or deleted). */
+void srv_state_recount(struct proxy *be);
 
 /* Seconds since the last change of <s> / of the backend, and seconds spent
  * stopped (DOWN or MAINT) / without a usable server, as `show stat`'s
