@@ -18,6 +18,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/http/act.h>
 #include <sluice/http/h1.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/http_cookie.h>
@@ -529,6 +530,9 @@ void http_analyze(struct stream *s, int final)
 	 * Accept-Encoding), as HAProxy's filter sees the request */
 	if (s->fe->comp || s->be->comp)
 		t->comp_algo = comp_request(s->fe->comp, s->be->comp, &t->req, &t->req_edit);
+	/* cache-use found the object: it answers, no server is needed */
+	if (cache_txn_has_hit(&t->cache) && cache_serve(s) == 0)
+		return;
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);

@@ -94,6 +94,14 @@ int cache_store_walk(struct cache_store *cs, uint64_t *pos, unsigned int budget,
                                 uint32_t expire_s, unsigned int refs),
                      void *arg);
 
+/* ---- configuration (src/http/cache.c) ---- */
+
+struct cfg_ctx;
+/* `filter cache <name>` of a proxy (called by the `filter` keyword). */
+int cache_filter_kw(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen);
+/* Frees every cache section and its store (cfg_free_all()). */
+void caches_free_all(void);
+
 /* ---- the rules (src/http/cache_rules.c) ---- */
 
 /* What a Cache-Control (or Pragma) field value says, directive by

@@ -33,6 +33,8 @@ struct counters {
 	_Atomic uint64_t comp_out;       /* comp_out: bytes it gave out */
 	_Atomic uint64_t comp_byp;       /* comp_byp: always 0, as HAProxy 2.6 shows it */
 	_Atomic uint64_t comp_rsp;       /* comp_rsp: responses compressed */
+	_Atomic uint64_t cache_lookups;  /* cache_lookups: cache-use rules run */
+	_Atomic uint64_t cache_hits;     /* cache_hits: of which served from the cache */
 	_Atomic int cur_max;             /* smax */
 	_Atomic int queue_max;           /* qmax */
 	_Atomic int64_t last_sess;       /* wall-clock seconds, lastsess */
