@@ -493,9 +493,11 @@ static unsigned int cache_request_flags(const struct stream *s, const struct htt
 		cc_found = 1;
 		cache_cc_parse(v.ptr, v.len, &cc);
 	}
-	/* RFC 9111 section 5.4: Pragma counts only without Cache-Control;
-	 * HAProxy 2.6 also bypasses the cache for a Pragma next to one */
-	if (cc.no_cache || pragma || (cc.has_max_age && cc.max_age == 0))
+	/* RFC 9111 section 5.4 has Pragma count only without Cache-Control;
+	 * HAProxy 2.6 bypasses the cache for a Pragma next to one too, and
+	 * for freshness wishes it does not implement (max-age, max-stale,
+	 * min-fresh) */
+	if (cc.no_cache || pragma || cc.fresh_ctl)
 		f |= CACHE_RQ_NO_SERVE;
 	(void)cc_found;
 	if (cc.no_store)

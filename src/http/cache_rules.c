@@ -86,6 +86,9 @@ void cache_cc_parse(const char *v, size_t len, struct cache_cc *cc)
 			arg++;
 			al--;
 		}
+		if (name_is(s, nl, "max-age") || name_is(s, nl, "max-stale") ||
+		    name_is(s, nl, "min-fresh"))
+			cc->fresh_ctl = 1;
 		if (name_is(s, nl, "no-cache"))
 			cc->no_cache = 1;
 		else if (name_is(s, nl, "no-store"))

@@ -113,6 +113,10 @@ struct cache_cc {
 	unsigned int public_ : 1;
 	unsigned int has_max_age : 1;
 	unsigned int has_s_maxage : 1;
+	unsigned int fresh_ctl : 1;  /* max-age, max-stale or min-fresh, whatever
+	                              * their value (a request's freshness wishes,
+	                              * which HAProxy 2.6 does not honour: it
+	                              * bypasses the cache) */
 	long max_age;                /* seconds, when has_max_age */
 	long s_maxage;
 };
