@@ -95,6 +95,9 @@ enum {
 	META_LAST_MOD,       /* Last-Modified (else Date, else storage) in epoch seconds */
 	META_AGE,            /* the Age the server gave, seconds */
 	META_STORED_S,       /* loop clock seconds at storage */
+	META_VARY,           /* VARY_* the response varies on (0: none) */
+	META_ENCODING,       /* its content-coding's bit (VARY_AE) */
+	META_REFERER,        /* the hash of the Referer it was stored for (VARY_REF) */
 };
 
 static int cache_begin(KW_ARGS);
@@ -539,15 +542,39 @@ static void request_key(const struct http_msg *m, uint64_t *h1, uint64_t *h2)
 #define VARY_AE   0x1
 #define VARY_REF  0x2
 
-/* The secondary key of the variant of a response that varies on <mask>,
- * for this request. Never 0 (0: the response does not vary). */
-static uint64_t secondary_of(const struct cache_txn *c, unsigned int mask)
+/* The secondary key of a variant: what it varies on and the values it was
+ * stored for (the response's coding, the request's Referer). Never 0 (0:
+ * the response does not vary). Two variants with the same key replace
+ * each other. */
+static uint64_t secondary_of(unsigned int mask, uint64_t coding, uint64_t referer)
 {
-	uint64_t parts[3] = { mask, mask & VARY_AE ? c->ae_bits : 0,
-	                      mask & VARY_REF ? c->referer_hash : 0 };
+	uint64_t parts[3] = { mask, mask & VARY_AE ? coding : 0, mask & VARY_REF ? referer : 0 };
 	uint64_t h = hash_xxh64(parts, sizeof(parts), 0x77);
 
 	return h ? h : 1;
+}
+
+/* Whether the variant <o> fits the request (cache_match_fn): as HAProxy
+ * 2.6, a stored coding fits a request that sent no Accept-Encoding, or
+ * one that accepts it ("*" accepts any coding it does not refuse); the
+ * identity fits unless refused. The same Referer, byte for byte. */
+static int variant_match(const struct cache_obj *o, const void *arg)
+{
+	const struct cache_txn *c = arg;
+	const uint64_t *meta = cache_obj_meta_ro(o);
+	uint32_t enc = (uint32_t)meta[META_ENCODING];
+
+	if (!meta[META_VARY])
+		return 1;
+	if ((meta[META_VARY] & VARY_REF) && meta[META_REFERER] != c->referer_hash)
+		return 0;
+	if (!(meta[META_VARY] & VARY_AE) || !c->has_ae)
+		return 1;
+	if (c->ae_refused & enc)
+		return 0;
+	if (enc == CACHE_CODING_IDENTITY)
+		return 1;
+	return (c->ae_bits & enc) || (c->ae_bits & CACHE_CODING_ANY);
 }
 
 static enum act_verdict exec_cache_use(const struct act_rule *r, struct act_env *env)
@@ -565,17 +592,16 @@ static enum act_verdict exec_cache_use(const struct act_rule *r, struct act_env 
 	c->req_flags = cache_request_flags(s, m);
 	request_key(m, &c->hash, &c->hash2);
 	c->key_cache = cc;
-	c->ae_bits = 0;
+	c->ae_bits = c->ae_refused = 0;
+	c->has_ae = 0;
 	c->referer_hash = 0;
 	if (cc->process_vary) {
-		int unknown = 0;
+		struct http_hdr_iter it;
 
-		if (http_hdr_occ(m, IST("accept-encoding"), 1, 0, &v)) {
-			struct http_hdr_iter it;
-
-			http_hdr_iter_init(&it);
-			while (http_hdr_next(m, IST("accept-encoding"), 0, &it, &v))
-				c->ae_bits |= cache_accept_encoding(v.ptr, v.len, &unknown);
+		http_hdr_iter_init(&it);
+		while (http_hdr_next(m, IST("accept-encoding"), 0, &it, &v)) {
+			c->has_ae = 1;
+			c->ae_bits |= cache_accept_encoding(v.ptr, v.len, &c->ae_refused);
 		}
 		if (http_hdr_occ(m, IST("referer"), 1, 0, &v))
 			c->referer_hash = hash_xxh64(v.ptr, v.len, 0x33) | 1;
@@ -585,11 +611,8 @@ static enum act_verdict exec_cache_use(const struct act_rule *r, struct act_env 
 		return ACT_V_CONTINUE;
 	memcpy(key, &c->hash, 8);
 	memcpy(key + 8, &c->hash2, 8);
-	c->hit = cache_lookup(cc->store, c->hash, 0, key, sizeof(key), now_s());
-	for (unsigned int mask = 1; !c->hit && cc->process_vary && mask <= (VARY_AE | VARY_REF);
-	     mask++)
-		c->hit = cache_lookup(cc->store, c->hash, secondary_of(c, mask), key, sizeof(key),
-		                      now_s());
+	c->hit = cache_lookup(cc->store, c->hash, key, sizeof(key), now_s(),
+	                      cc->process_vary ? variant_match : NULL, c);
 	if (c->hit) {
 		c->hit_cache = cc;
 		CNT_INC(env->px->fe_cnt.cache_hits);
@@ -608,8 +631,6 @@ static int response_vary(const struct http_msg *m)
 
 	http_hdr_iter_init(&it);
 	while (http_hdr_next(m, IST("vary"), 1, &it, &v)) {
-		if (!v.len)
-			continue;
 		if (v.len == 15 && strncasecmp(v.ptr, "accept-encoding", 15) == 0)
 			mask |= VARY_AE;
 		else if (v.len == 7 && strncasecmp(v.ptr, "referer", 7) == 0)
@@ -746,7 +767,7 @@ static enum act_verdict exec_cache_store(const struct act_rule *r, struct act_en
 	unsigned int flags = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED | H1O_F_VERSION_11;
 	long life, age = 0;
 	int vary = 0;
-	uint64_t secondary = 0, *meta;
+	uint64_t secondary = 0, coding = CACHE_CODING_IDENTITY, *meta;
 	uint8_t key[16];
 	size_t room = (size_t)global.bufsize, off, vlen;
 	ssize_t hl;
@@ -762,16 +783,17 @@ static enum act_verdict exec_cache_store(const struct act_rule *r, struct act_en
 		if (!cc->process_vary || (vary = response_vary(m)) < 0)
 			return ACT_V_CONTINUE;
 		if (vary & VARY_AE) {
-			/* an encoding a client cannot be matched against: not stored */
+			/* the coding a client's Accept-Encoding is matched against
+			 * (the last one applied); an unknown one: not stored */
 			struct http_hdr_iter it;
 
 			http_hdr_iter_init(&it);
 			while (http_hdr_next(m, IST("content-encoding"), 1, &it, &v))
-				if (!cache_coding_bit(v.ptr, v.len))
+				if (!(coding = cache_coding_bit(v.ptr, v.len)))
 					return ACT_V_CONTINUE;
 		}
 		if (vary)
-			secondary = secondary_of(c, (unsigned int)vary);
+			secondary = secondary_of((unsigned int)vary, coding, c->referer_hash);
 	}
 	if ((m->flags & HTTP_F_HAS_CL) && !(m->flags & HTTP_F_BODYLESS) &&
 	    m->content_length > (uint64_t)cc->max_object)
@@ -814,6 +836,9 @@ static enum act_verdict exec_cache_store(const struct act_rule *r, struct act_en
 		meta[META_LAST_MOD] = (uint64_t)lm;
 	}
 	meta[META_AGE] = (uint64_t)age;
+	meta[META_VARY] = (uint64_t)vary;
+	meta[META_ENCODING] = coding;
+	meta[META_REFERER] = c->referer_hash;
 	meta[META_STORED_S] = now_s();
 	c->w_cache = cc;
 	c->w_expire_s = now_s() + (uint32_t)life;

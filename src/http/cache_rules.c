@@ -208,17 +208,19 @@ int64_t cache_http_date(const char *v, size_t len)
 
 /* ---- content codings ---- */
 
-/* The codings of IANA's HTTP Content Coding Registry, and "*" */
-static const char *const codings[] = {
-	"identity", "gzip", "deflate", "br", "compress", "x-gzip", "x-compress", "exi",
-	"pack200-gzip", "aes128gcm", "zstd", "*", NULL
+/* The codings of IANA's HTTP Content Coding Registry, and "*" (bit 11);
+ * the x- aliases share their coding's bit (RFC 9110 section 8.4.1) */
+static const struct { const char *name; int bit; } codings[] = {
+	{ "identity", 0 }, { "gzip", 1 }, { "deflate", 2 }, { "br", 3 }, { "compress", 4 },
+	{ "x-gzip", 1 }, { "x-compress", 4 }, { "exi", 7 }, { "pack200-gzip", 8 },
+	{ "aes128gcm", 9 }, { "zstd", 10 }, { "*", 11 }, { NULL, 0 }
 };
 
 uint32_t cache_coding_bit(const char *v, size_t len)
 {
-	for (int i = 0; codings[i]; i++)
-		if (name_is(v, len, codings[i]))
-			return 1u << i;
+	for (int i = 0; codings[i].name; i++)
+		if (name_is(v, len, codings[i].name))
+			return 1u << codings[i].bit;
 	return 0;
 }
 
@@ -245,7 +247,7 @@ static int q_zero(const char *p, size_t len)
 	return 0;
 }
 
-uint32_t cache_accept_encoding(const char *v, size_t len, int *unknown)
+uint32_t cache_accept_encoding(const char *v, size_t len, uint32_t *refused)
 {
 	const char *p = v, *end = v + len, *s;
 	uint32_t bits = 0;
@@ -258,12 +260,11 @@ uint32_t cache_accept_encoding(const char *v, size_t len, int *unknown)
 
 		while (nl && ows(s[nl - 1]))
 			nl--;
-		if (semi && q_zero(semi, l - (size_t)(semi - s)))
-			continue;
 		b = cache_coding_bit(s, nl);
-		if (!b)
-			*unknown = 1;
-		bits |= b;
+		if (semi && q_zero(semi, l - (size_t)(semi - s)))
+			*refused |= b;
+		else
+			bits |= b;
 	}
 	return bits;
 }

@@ -408,26 +408,35 @@ int cache_obj_commit(struct cache_store *cs, struct cache_obj *o, uint32_t now_s
 
 /* ---- readers ---- */
 
-struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, uint64_t secondary,
-                               const void *key, size_t klen, uint32_t now_s)
+struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, const void *key,
+                               size_t klen, uint32_t now_s, cache_match_fn match,
+                               const void *arg)
 {
 	struct cache_shard *sh = shard_of(cs, hash);
-	struct cache_obj *o, *dead = NULL;
+	struct cache_obj *o, *expired = NULL, *dead = NULL;
 
 	lock_take(&sh->lock);
-	for (o = *bucket_of(cs, sh, hash); o; o = o->hnext)
-		if (o->secondary == secondary && same_key(o, hash, key, klen))
+	for (o = *bucket_of(cs, sh, hash); o; o = o->hnext) {
+		if (!same_key(o, hash, key, klen))
+			continue;
+		if (o->expire_s <= now_s) {
+			if (!expired)
+				expired = o;   /* leaves the index below */
+			continue;
+		}
+		if (match ? match(o, arg) : !o->secondary)
 			break;
-	if (o && o->expire_s <= now_s) {
-		if (index_unlink(cs, sh, o))
-			dead = o;
-		o = NULL;
-	} else if (o) {
+	}
+	if (o) {
 		atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
 		o->stamp_ms = mono_ms();
 		lru_unlink(sh, o);
 		lru_append(sh, o);
 	}
+	/* one expired variant per look-up goes: bounded work, and the purge
+	 * task takes the others */
+	if (expired && index_unlink(cs, sh, expired))
+		dead = expired;
 	lock_release(&sh->lock);
 	if (dead)
 		obj_free(cs, dead);

@@ -54,10 +54,14 @@ int cache_obj_commit(struct cache_store *cs, struct cache_obj *o, uint32_t now_s
 /* Gives up an object being written. */
 void cache_obj_abort(struct cache_store *cs, struct cache_obj *o);
 
-/* The committed, unexpired object for (<hash>, <secondary>, <key>), with a
- * reference taken, or NULL. */
-struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, uint64_t secondary,
-                               const void *key, size_t klen, uint32_t now_s);
+/* The first committed, unexpired object for (<hash>, <key>) that <match>
+ * accepts (called under the shard lock, on objects whose meta slots and
+ * secondary key it may read; NULL: only an object whose secondary key is
+ * 0), with a reference taken, or NULL. */
+typedef int (*cache_match_fn)(const struct cache_obj *o, const void *arg);
+struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, const void *key,
+                               size_t klen, uint32_t now_s, cache_match_fn match,
+                               const void *arg);
 /* Drops a reference taken by cache_lookup(). */
 void cache_obj_release(struct cache_store *cs, struct cache_obj *o);
 /* Copies up to <len> bytes from offset <off> of a committed object. */
@@ -128,12 +132,14 @@ void cache_cc_parse(const char *v, size_t len, struct cache_cc *cc);
  * 5.6.7). Returns the time in seconds since the epoch, or -1. */
 int64_t cache_http_date(const char *v, size_t len);
 
-/* The Accept-Encoding value reduced to a set of known codings (HAProxy 2.6
- * normalises it before it becomes part of a secondary key): a bitmap,
- * codings with q=0 left out. Sets *unknown when a coding is not known. */
-uint32_t cache_accept_encoding(const char *v, size_t len, int *unknown);
+/* The Accept-Encoding value reduced to sets of known codings: the bits of
+ * those accepted (q > 0) are returned, those refused (q=0) added to
+ * *refused (aliases count as their coding: x-gzip is gzip). */
+uint32_t cache_accept_encoding(const char *v, size_t len, uint32_t *refused);
 /* The bit of one content-coding, 0 if unknown. */
 uint32_t cache_coding_bit(const char *v, size_t len);
+#define CACHE_CODING_IDENTITY 0x1u
+#define CACHE_CODING_ANY      (1u << 11)   /* "*" */
 
 /* Whether entity tag list <inm> (If-None-Match) matches <etag>, by the weak
  * comparison (RFC 9110 section 13.1.2). */

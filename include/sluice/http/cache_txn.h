@@ -21,7 +21,10 @@ struct cache_txn {
 	                               * authority and the target */
 	uint64_t hash2;
 	unsigned int req_flags;       /* CACHE_RQ_* */
-	uint32_t ae_bits;             /* Accept-Encoding, normalised (process-vary) */
+	/* the request's side of a secondary key (process-vary) */
+	uint32_t ae_bits;             /* Accept-Encoding: codings accepted */
+	uint32_t ae_refused;          /* codings refused (q=0) */
+	int has_ae;                   /* an Accept-Encoding field was there */
 	uint64_t referer_hash;        /* 0: no Referer */
 	/* a hit found by cache-use, served once the request rules are done */
 	struct cache_obj *hit;
