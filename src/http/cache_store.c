@@ -53,13 +53,14 @@ struct cache_obj {
 	struct cache_obj *hnext;
 	struct cache_obj *lru_prev, *lru_next;
 	int linked;
-	uint64_t stamp_ms;           /* last use, for the LRU choice across shards */
+	uint64_t stamp_us;           /* last use, for the LRU choice across shards */
 	/* set before commit, then read-only */
 	uint64_t hash, secondary;
 	uint32_t expire_s;
 	uint64_t size;               /* bytes appended */
 	uint64_t reserved;           /* bytes accounted in the store's `used` */
 	struct cache_chunk *first, *last;
+	struct cache_chunk **last_link; /* the pointer to <last> (first or a next) */
 	uint64_t meta[CACHE_OBJ_META];
 	_Atomic uint32_t refs;
 	size_t klen;
@@ -87,12 +88,12 @@ struct cache_store {
 	struct cache_shard *shards;
 };
 
-static uint64_t mono_ms(void)
+static uint64_t mono_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static unsigned int nshards(const struct cache_store *cs)
@@ -244,8 +245,8 @@ static int evict_one(struct cache_store *cs)
 		lock_take(&sh->lock);
 		if (sh->lru_head) {
 			looked++;
-			if (sh->lru_head->stamp_ms < best_stamp) {
-				best_stamp = sh->lru_head->stamp_ms;
+			if (sh->lru_head->stamp_us < best_stamp) {
+				best_stamp = sh->lru_head->stamp_us;
 				best = (start + i) & (n - 1);
 			}
 		}
@@ -339,10 +340,8 @@ int cache_obj_append(struct cache_store *cs, struct cache_obj *o, const void *p,
 			c->next = NULL;
 			c->len = 0;
 			c->cap = cap;
-			if (o->last)
-				o->last->next = c;
-			else
-				o->first = c;
+			o->last_link = o->last ? &o->last->next : &o->first;
+			*o->last_link = c;
 			o->last = c;
 		}
 		n = c->cap - c->len;
@@ -372,7 +371,22 @@ int cache_obj_commit(struct cache_store *cs, struct cache_obj *o, uint32_t now_s
 	int rc = 0;
 
 	o->expire_s = expire_s;
-	o->stamp_ms = mono_ms();
+	o->stamp_us = mono_us();
+	if (o->last && o->last->len < o->last->cap) {
+		/* the last chunk gives back what it did not use: an object
+		 * costs its bytes, not its chunks' capacity */
+		struct cache_chunk *c = realloc(o->last, sizeof(*c) + o->last->len);
+
+		if (c) {
+			uint64_t spare = c->cap - c->len;
+
+			c->cap = c->len;
+			*o->last_link = c;
+			o->last = c;
+			o->reserved -= spare;
+			atomic_fetch_sub(&cs->used, spare);
+		}
+	}
 	lock_take(&sh->lock);
 	for (pp = bucket_of(cs, sh, o->hash); *pp; pp = &(*pp)->hnext) {
 		struct cache_obj *e = *pp;
@@ -429,7 +443,7 @@ struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, const void
 	}
 	if (o) {
 		atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
-		o->stamp_ms = mono_ms();
+		o->stamp_us = mono_us();
 		lru_unlink(sh, o);
 		lru_append(sh, o);
 	}
