@@ -606,7 +606,11 @@ static enum act_verdict exec_cache_use(const struct act_rule *r, struct act_env 
 		if (http_hdr_occ(m, IST("referer"), 1, 0, &v))
 			c->referer_hash = hash_xxh64(v.ptr, v.len, 0x33) | 1;
 	}
-	CNT_INC(env->px->fe_cnt.cache_lookups);
+	/* counted where the rule is: a frontend's or a backend's lookups */
+	if (env->px == s->fe)
+		CNT_INC(env->px->fe_cnt.cache_lookups);
+	else
+		CNT_INC(env->px->be_cnt.cache_lookups);
 	if (c->hit || (c->req_flags & CACHE_RQ_NO_SERVE))
 		return ACT_V_CONTINUE;
 	memcpy(key, &c->hash, 8);
@@ -615,7 +619,10 @@ static enum act_verdict exec_cache_use(const struct act_rule *r, struct act_env 
 	                      cc->process_vary ? variant_match : NULL, c);
 	if (c->hit) {
 		c->hit_cache = cc;
-		CNT_INC(env->px->fe_cnt.cache_hits);
+		if (env->px == s->fe)
+			CNT_INC(env->px->fe_cnt.cache_hits);
+		else
+			CNT_INC(env->px->be_cnt.cache_hits);
 	}
 	return ACT_V_CONTINUE;
 }
@@ -990,6 +997,8 @@ static int serve_hit(struct stream *s)
 	}
 	c->hit = NULL;
 	c->hit_name = c->hit_cache->name;
+	if (!s->be)
+		CNT_INC(s->fe->fe_cnt.intercepted);   /* answered in the frontend's rules */
 	s->Tw = s->Tc = 0;
 	t->Tr = 0;
 	s->svc_log_name = "<CACHE>";
