@@ -329,6 +329,13 @@ int cache_obj_append(struct cache_store *cs, struct cache_obj *o, const void *p,
 				cap = CHUNK_MAX;
 			while (cap < len && cap < CHUNK_MAX)
 				cap *= 2;
+			/* no object may take more than half the store (HAProxy's
+			 * bound on max-object-size): one that would is given up
+			 * before it evicts the others for nothing */
+			if (o->reserved + sizeof(*c) + cap > cs->max / 2) {
+				atomic_fetch_add(&cs->store_fails, 1);
+				return -1;
+			}
 			if (reserve(cs, sizeof(*c) + cap) < 0)
 				return -1;
 			c = malloc(sizeof(*c) + cap);
