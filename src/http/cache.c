@@ -31,6 +31,7 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
 #include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
 #include <sluice/expr/hash.h>
 #include <sluice/expr/sample.h>
 #include <sluice/http/act.h>
@@ -151,6 +152,18 @@ static const struct cli_kw cache_cli_kws[] = {
 	{ { NULL } }
 };
 CLI_REGISTER(cache_cli_kws)
+
+/* where cache-store renders a head: the thread's own, given back when the
+ * thread ends */
+static __thread char *head_scratch;
+
+static void cache_thread_deinit(int tid)
+{
+	free(head_scratch);
+	head_scratch = NULL;
+}
+
+static struct thread_init_hook cache_thread_hook = { .deinit = cache_thread_deinit };
 
 static uint32_t now_s(void)
 {
@@ -457,6 +470,7 @@ void caches_free_all(void)
 
 __attribute__((constructor)) static void cache_register(void)
 {
+	thread_register_init(&cache_thread_hook);
 	cfg_register_section(&cache_section);
 	cfg_register_post(&cache_post);
 }
@@ -761,7 +775,6 @@ static size_t head_drop_field(char *h, size_t len, const char *name)
 	return len;
 }
 
-static __thread char *head_scratch;
 
 static enum act_verdict exec_cache_store(const struct act_rule *r, struct act_env *env)
 {

@@ -80,8 +80,9 @@ static void test_visibility(void)
 	CHECK(r && cache_obj_size(r) == 3);
 	cache_obj_release(cs, r);
 	/* expiry: at its date, it is gone (and leaves the index) */
-	CHECK(get(cs, 42, "k", 19) != NULL);
-	cache_obj_release(cs, get(cs, 42, "k", 19));
+	r = get(cs, 42, "k", 19);
+	CHECK(r != NULL);
+	cache_obj_release(cs, r);
 	CHECK(get(cs, 42, "k", 20) == NULL);
 	{
 		struct cache_store_stats st;
@@ -157,19 +158,45 @@ static void test_budget(void)
 		}
 	}
 	CHECK(hits >= 20);
-	/* LRU: touch obj80, then store more: obj80 outlives obj81 */
-	o = get(cs, 0x9e3779b97f4a7c15ull * 81, "obj80", 1);
-	CHECK(o != NULL);
-	cache_obj_release(cs, o);
-	for (int i = 100; i < 104; i++) {
-		snprintf(key, sizeof(key), "obj%d", i);
-		CHECK(put(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1), 0, key, 10000, 1, 100) != NULL);
-	}
-	o = get(cs, 0x9e3779b97f4a7c15ull * 81, "obj80", 1);
-	CHECK(o != NULL);
-	if (o)
+	/* LRU: the oldest survivor, touched, outlives the next one */
+	{
+		int oldest = -1, next = -1, i = 0;
+
+		for (int k = 0; k < 100 && next < 0; k++) {
+			snprintf(key, sizeof(key), "obj%d", k);
+			o = get(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1), key, 1);
+			if (!o)
+				continue;
+			cache_obj_release(cs, o);   /* touched: survivors keep their order */
+			if (oldest < 0)
+				oldest = k;
+			else
+				next = k;
+		}
+		CHECK(oldest >= 0 && next > oldest);
+		/* now <oldest> was used after every other survivor but <next>:
+		 * touch <next> first, then <oldest> again */
+		snprintf(key, sizeof(key), "obj%d", oldest);
+		o = get(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(oldest + 1), key, 1);
 		cache_obj_release(cs, o);
-	CHECK(get(cs, 0x9e3779b97f4a7c15ull * 82, "obj81", 1) == NULL);
+		for (i = 100; i < 200; i++) {
+			snprintf(key, sizeof(key), "obj%d", i);
+			CHECK(put(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1), 0, key, 10000, 1,
+			          100) != NULL);
+			snprintf(key, sizeof(key), "obj%d", next);
+			o = get(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(next + 1), key, 1);
+			if (!o)
+				break;
+			cache_obj_release(cs, o);   /* keeps <next> more recent than <oldest> */
+			o = NULL;
+		}
+		/* <next> was used last each time: <oldest> went first */
+		snprintf(key, sizeof(key), "obj%d", oldest);
+		o = get(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(oldest + 1), key, 1);
+		CHECK(o == NULL);
+		if (o)
+			cache_obj_release(cs, o);
+	}
 	/* an object larger than half the budget cannot be stored */
 	CHECK(put(cs, 5, 0, "huge", max / 2 + 1, 1, 100) == NULL);
 	cache_store_stats(cs, &st);
@@ -177,20 +204,21 @@ static void test_budget(void)
 	CHECK(st.used_bytes <= max);
 	/* an evicted object held by a reader stays readable, and its bytes
 	 * count until the reader lets it go */
-	held = get(cs, 0x9e3779b97f4a7c15ull * 104, "obj103", 1);
+	CHECK(put(cs, 0x9e3779b97f4a7c15ull * 1000, 0, "held", 10000, 1, 100) != NULL);
+	held = get(cs, 0x9e3779b97f4a7c15ull * 1000, "held", 1);
 	CHECK(held != NULL);
-	for (int i = 200; i < 240; i++) {
+	for (int i = 300; i < 340; i++) {
 		snprintf(key, sizeof(key), "obj%d", i);
 		put(cs, 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1), 0, key, 10000, 1, 100);
 		cache_store_stats(cs, &st);
 		CHECK(st.used_bytes <= max);
 	}
-	CHECK(get(cs, 0x9e3779b97f4a7c15ull * 104, "obj103", 1) == NULL);
 	{
 		char c = 0;
 
+		CHECK(get(cs, 0x9e3779b97f4a7c15ull * 1000, "held", 1) == NULL);
 		CHECK(cache_obj_read(held, 9999, &c, 1) == 1);
-		CHECK(c == 'a' + (int)((0x9e3779b97f4a7c15ull * 104) % 26));
+		CHECK(c == 'a' + (int)((0x9e3779b97f4a7c15ull * 1000) % 26));
 	}
 	cache_obj_release(cs, held);
 	cache_store_free(cs);
