@@ -1012,6 +1012,11 @@ static int serve_hit(struct stream *s)
 	c->hit_name = c->hit_cache->name;
 	if (!s->be)
 		CNT_INC(s->fe->fe_cnt.intercepted);   /* answered in the frontend's rules */
+	if (s->term[0] == '-') {
+		/* answered locally, as HAProxy logs its cache's applet */
+		s->term[0] = 'L';
+		s->term[1] = 'R';
+	}
 	s->Tw = s->Tc = 0;
 	t->Tr = 0;
 	s->svc_log_name = "<CACHE>";
