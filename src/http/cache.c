@@ -59,6 +59,8 @@ struct cache_cfg {
 	int process_vary;
 	long max_secondary;
 	struct cache_store *store;
+	struct task *purge_task;     /* on thread purge_tid (cache_thread_init()) */
+	int purge_tid;
 };
 
 /* A proxy's use of caches: its `filter cache` line and the names its
@@ -84,7 +86,6 @@ struct cache_rule_arg {
 	struct proxy *px;
 };
 
-static struct cache_cfg *caches;
 static struct cache_cfg *cur_cache;
 static struct cache_px *cache_pxs;
 static struct cache_rule_arg *rule_refs;
@@ -157,13 +158,57 @@ CLI_REGISTER(cache_cli_kws)
  * thread ends */
 static __thread char *head_scratch;
 
+static struct cache_cfg *caches;
+
+/* Each cache has a task that takes expired objects out, a few shards per
+ * run (at most 64 objects each), on thread (i % nbthread) for the i-th
+ * cache: every shard is visited about once a second, and no run is long. */
+#define PURGE_SHARDS_PER_RUN 8
+#define PURGE_PERIOD_MS      250
+
+static struct task *purge_task(struct task *task, void *ctx, unsigned int state)
+{
+	struct cache_cfg *c = ctx;
+	uint32_t now = (uint32_t)(th_ctx->now_ms / 1000) + 1;
+
+	for (int i = 0; i < PURGE_SHARDS_PER_RUN; i++)
+		cache_store_purge(c->store, now, 64);
+	task_set_expire(task, th_ctx->now_ms + PURGE_PERIOD_MS);
+	return task;
+}
+
+static int cache_thread_init(int tid)
+{
+	int i = 0;
+
+	for (struct cache_cfg *c = caches; c; c = c->next, i++) {
+		if (!c->store || i % global.nbthread != tid)
+			continue;
+		c->purge_task = task_new(purge_task, c, tid, TC_BULK, "cache_purge");
+		if (!c->purge_task)
+			return -1;
+		c->purge_tid = tid;
+		task_set_expire(c->purge_task, th_ctx->now_ms + PURGE_PERIOD_MS);
+	}
+	return 0;
+}
+
 static void cache_thread_deinit(int tid)
 {
+	for (struct cache_cfg *c = caches; c; c = c->next) {
+		if (c->purge_task && c->purge_tid == tid) {
+			task_destroy(c->purge_task);
+			c->purge_task = NULL;
+		}
+	}
 	free(head_scratch);
 	head_scratch = NULL;
 }
 
-static struct thread_init_hook cache_thread_hook = { .deinit = cache_thread_deinit };
+static struct thread_init_hook cache_thread_hook = {
+	.fn = cache_thread_init,
+	.deinit = cache_thread_deinit,
+};
 
 static uint32_t now_s(void)
 {
