@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/random.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
@@ -87,6 +88,9 @@ struct cache_rule_arg {
 };
 
 static struct cache_cfg *cur_cache;
+/* drawn at start-up: nobody outside can aim requests at one shard or
+ * chain (the keys live in memory only, so they need not be stable) */
+static uint64_t key_seed;
 static struct cache_px *cache_pxs;
 static struct cache_rule_arg *rule_refs;
 
@@ -432,6 +436,9 @@ static int caches_finish(void)
 {
 	int errors = 0;
 
+	if (!key_seed && getrandom(&key_seed, sizeof(key_seed), 0) != sizeof(key_seed))
+		key_seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+
 	for (struct cache_cfg *c = caches; c; c = c->next) {
 		uint64_t total = (uint64_t)c->total_mb << 20;
 
@@ -590,9 +597,9 @@ static void request_key(const struct http_msg *m, uint64_t *h1, uint64_t *h2)
 	} else {
 		http_hdr_occ(m, IST("host"), 1, 0, &host);
 	}
-	*h1 = hash_xxh64(host.ptr, host.len, 0x5c);
+	*h1 = hash_xxh64(host.ptr, host.len, key_seed ^ 0x5c);
 	*h1 = hash_xxh64(target.ptr, target.len, *h1);
-	*h2 = hash_xxh3_64(target.ptr, target.len, hash_xxh3_64(host.ptr, host.len, 0x17));
+	*h2 = hash_xxh3_64(target.ptr, target.len, hash_xxh3_64(host.ptr, host.len, key_seed ^ 0x17));
 	if (!*h1)
 		*h1 = 1;
 }
@@ -950,9 +957,10 @@ void cache_txn_release(struct cache_txn *c)
 
 /* ---- serving a hit ---- */
 
-size_t cache_hit_read(const struct cache_obj *o, uint64_t off, char *dst, size_t room)
+size_t cache_hit_read(const struct cache_obj *o, const void **chunk, uint64_t *chunk_off,
+                      uint64_t off, char *dst, size_t room)
 {
-	return cache_obj_read(o, off, dst, room);
+	return cache_obj_read_from(o, chunk, chunk_off, off, dst, room);
 }
 
 void cache_hit_release(struct cache_obj *o, const struct cache_cfg *cc)
@@ -1048,6 +1056,8 @@ static int serve_hit(struct stream *s)
 		/* the body follows from the object as the client drains */
 		s->svc_cache = o;
 		s->svc_cache_cfg = c->hit_cache;
+		s->svc_cache_chunk = NULL;
+		s->svc_cache_chunk_off = 0;
 		s->svc_off = (size_t)meta[META_HEAD_LEN];
 		s->svc_len = (size_t)cache_obj_size(o);
 	} else {

@@ -470,16 +470,23 @@ void cache_obj_release(struct cache_store *cs, struct cache_obj *o)
 		obj_free(cs, o);
 }
 
-size_t cache_obj_read(const struct cache_obj *o, uint64_t off, void *dst, size_t len)
+size_t cache_obj_read_from(const struct cache_obj *o, const void **chunk, uint64_t *chunk_off,
+                           uint64_t off, void *dst, size_t len)
 {
 	const struct cache_chunk *c = o->first;
+	uint64_t base = 0;   /* offset of c's first byte */
 	char *out = dst;
 	size_t done = 0;
 
-	while (c && off >= c->len) {
-		off -= c->len;
+	if (*chunk && *chunk_off <= off) {
+		c = *chunk;
+		base = *chunk_off;
+	}
+	while (c && off >= base + c->len) {
+		base += c->len;
 		c = c->next;
 	}
+	off -= base;
 	while (c && done < len) {
 		size_t n = c->len - (size_t)off;
 
@@ -487,10 +494,29 @@ size_t cache_obj_read(const struct cache_obj *o, uint64_t off, void *dst, size_t
 			n = len - done;
 		memcpy(out + done, c->data + off, n);
 		done += n;
-		off = 0;
-		c = c->next;
+		if (done < len || off + n == c->len) {
+			/* this chunk is used up: the next read starts after it */
+			base += c->len;
+			c = c->next;
+			off = 0;
+		}
+	}
+	*chunk = c;
+	*chunk_off = base;
+	if (!c) {
+		/* past the end: the next read (if any) starts over */
+		*chunk = NULL;
+		*chunk_off = 0;
 	}
 	return done;
+}
+
+size_t cache_obj_read(const struct cache_obj *o, uint64_t off, void *dst, size_t len)
+{
+	const void *chunk = NULL;
+	uint64_t chunk_off = 0;
+
+	return cache_obj_read_from(o, &chunk, &chunk_off, off, dst, len);
 }
 
 uint64_t cache_obj_size(const struct cache_obj *o)

@@ -348,7 +348,8 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 	if (!n)
 		return 0;
 	if (s->svc_cache)
-		cache_hit_read(s->svc_cache, s->svc_off, buf_tail(dst), n);
+		cache_hit_read(s->svc_cache, &s->svc_cache_chunk, &s->svc_cache_chunk_off,
+		               s->svc_off, buf_tail(dst), n);
 	else
 		memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
 	dst->data += n;

@@ -93,6 +93,59 @@ static void test_visibility(void)
 	cache_store_free(cs);
 }
 
+/* A reader going forward in slices of every size, with its cursor, sees
+ * the bytes a plain read sees, across chunk boundaries. */
+static void test_cursor(void)
+{
+	struct cache_store *cs = cache_store_new(4 << 20, 0);
+	struct cache_obj *w = cache_obj_new(cs, 9, 0, "c", 1), *r;
+	static char in[300000], out[300000];
+	unsigned int seed = 3;
+
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (char)(i * 7 + i / 251);
+	for (size_t off = 0; off < sizeof(in);) {
+		size_t n = 1 + rand_r(&seed) % 9000;
+
+		if (n > sizeof(in) - off)
+			n = sizeof(in) - off;
+		CHECK(cache_obj_append(cs, w, in + off, n) == 0);
+		off += n;
+	}
+	CHECK(cache_obj_commit(cs, w, 1, 10, 0) == 0);
+	r = cache_lookup(cs, 9, "c", 1, 1, NULL, NULL);
+	CHECK(r != NULL);
+	for (int round = 0; round < 3; round++) {
+		const void *chunk = NULL;
+		uint64_t chunk_off = 0;
+		size_t off = 0;
+
+		memset(out, 0, sizeof(out));
+		while (off < sizeof(out)) {
+			size_t n = round == 0 ? 1 : round == 1 ? 16384 : 1 + rand_r(&seed) % 40000;
+			size_t got;
+
+			if (n > sizeof(out) - off)
+				n = sizeof(out) - off;
+			got = cache_obj_read_from(r, &chunk, &chunk_off, off, out + off, n);
+			CHECK(got == n);
+			if (got != n)
+				break;
+			off += n;
+		}
+		CHECK(memcmp(in, out, sizeof(in)) == 0);
+	}
+	{
+		char b[10];
+
+		CHECK(cache_obj_read(r, 123457, b, 10) == 10);
+		CHECK(memcmp(b, in + 123457, 10) == 0);
+		CHECK(cache_obj_read(r, sizeof(in) - 3, b, 10) == 3);
+	}
+	cache_obj_release(cs, r);
+	cache_store_free(cs);
+}
+
 static int match_sec(const struct cache_obj *o, const void *arg)
 {
 	return cache_obj_secondary(o) == *(const uint64_t *)arg;
@@ -375,6 +428,7 @@ static void test_parsers(void)
 int main(void)
 {
 	test_visibility();
+	test_cursor();
 	test_variants();
 	test_budget();
 	test_purge_and_walk();

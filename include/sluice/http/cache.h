@@ -66,6 +66,11 @@ struct cache_obj *cache_lookup(struct cache_store *cs, uint64_t hash, const void
 void cache_obj_release(struct cache_store *cs, struct cache_obj *o);
 /* Copies up to <len> bytes from offset <off> of a committed object. */
 size_t cache_obj_read(const struct cache_obj *o, uint64_t off, void *dst, size_t len);
+/* The same for a reader that goes forward: *<chunk> and *<chunk_off>
+ * (NULL and 0 at first) remember where the last read ended, so that each
+ * read starts there instead of walking the chunks from the first one. */
+size_t cache_obj_read_from(const struct cache_obj *o, const void **chunk, uint64_t *chunk_off,
+                           uint64_t off, void *dst, size_t len);
 /* The object's size in bytes (what was appended). */
 uint64_t cache_obj_size(const struct cache_obj *o);
 /* Small per-object values the HTTP side keeps (head length, offsets of

@@ -57,8 +57,10 @@ static inline int cache_txn_storing(const struct cache_txn *c)
 	return c->w != NULL;
 }
 /* The part of a hit's object from <off>: copies what fits into <dst>
- * (<room> bytes). */
-size_t cache_hit_read(const struct cache_obj *o, uint64_t off, char *dst, size_t room);
+ * (<room> bytes); <chunk>, <chunk_off>: the reader's place in the object
+ * (cache_obj_read_from()). */
+size_t cache_hit_read(const struct cache_obj *o, const void **chunk, uint64_t *chunk_off,
+                      uint64_t off, char *dst, size_t room);
 void cache_hit_release(struct cache_obj *o, const struct cache_cfg *cc);
 
 #endif
