@@ -173,7 +173,7 @@ static struct cache_cfg *caches;
 static struct task *purge_task(struct task *task, void *ctx, unsigned int state)
 {
 	struct cache_cfg *c = ctx;
-	uint32_t now = (uint32_t)(th_ctx->now_ms / 1000) + 1;
+	uint32_t now = (uint32_t)time(NULL);
 
 	for (int i = 0; i < PURGE_SHARDS_PER_RUN; i++)
 		cache_store_purge(c->store, now, 64);
@@ -216,8 +216,9 @@ static struct thread_init_hook cache_thread_hook = {
 
 static uint32_t now_s(void)
 {
-	/* the loop clock, in seconds, never 0 (0 means "unset" in places) */
-	return (uint32_t)(th_ctx->now_ms / 1000) + 1;
+	/* wall-clock seconds, as HAProxy dates its objects: Age and expiry
+	 * tick when the clients' clocks do (time() is a vDSO read) */
+	return (uint32_t)time(NULL);
 }
 
 static struct cache_cfg *cache_find(const char *name)
