@@ -86,7 +86,7 @@ def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
     probe: `show activity` and `show locks` after each round; streams: load
     with h2load, that many concurrent streams per connection (0: wrk);
     origin: "h1" (nginx's HTTP/1.1 port) or "h2c" (its h2c port); path: what
-    the clients ask for (/static/10k: a 10 kB file with ETag and
+    the clients ask for (/static/10k, /static/64k: files with ETag and
     Last-Modified, which a cache may store)."""
     return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
             "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
@@ -191,6 +191,8 @@ SCENARIOS = {
     "cache-hit-10k": scenario("cache.cfg", 100, "HTTP cache hits of a 10 kB object, 100 "
                               "keep-alive clients (the origin is asked once per round)",
                               path="/static/10k"),
+    "cache-hit-64k": scenario("cache.cfg", 100, "HTTP cache hits of a 64 kB object, 100 "
+                              "keep-alive clients", path="/static/64k"),
     "flood-sluice": scenario("queue.cfg", 0, "sluice only: as many keep-alive clients as "
                              "sluice's descriptors allow, all but 500 queued",
                              wrk=["--timeout", "30s"],
@@ -351,11 +353,13 @@ def start_origin(work):
     # the object of the cache scenarios, readable by nginx's workers (which
     # may run as another user than the one who made the work directory)
     os.makedirs(os.path.join(work, "www", "static"), exist_ok=True)
-    with open(os.path.join(work, "www", "static", "10k"), "wb") as f:
-        f.write(bytes(b"0123456789abcdef"[i % 16] for i in range(10240)))
+    for name, size in (("10k", 10240), ("64k", 65536)):
+        with open(os.path.join(work, "www", "static", name), "wb") as f:
+            f.write(bytes(b"0123456789abcdef"[i % 16] for i in range(size)))
     for d in (work, os.path.join(work, "www"), os.path.join(work, "www", "static")):
         os.chmod(d, 0o711 if d == work else 0o755)
-    os.chmod(os.path.join(work, "www", "static", "10k"), 0o644)
+    for name in ("10k", "64k"):
+        os.chmod(os.path.join(work, "www", "static", name), 0o644)
     nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-e",
                               os.path.join(work, "nginx-error.log")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
