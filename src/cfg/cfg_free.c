@@ -77,6 +77,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->conf_file);
 	free(srv->addr_str);
 	free(srv->cookie);
+	free(srv->track_name);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
@@ -154,6 +155,7 @@ static void free_http_settings(struct proxy *px)
 	for (int i = 0; i < px->nres_cap && i < PX_MAX_CAPTURES; i++)
 		free(px->res_cap[i].name);
 	free(px->cookie_name);
+	free(px->srv_state_file_name);
 	free(px->cookie_domain);
 	free(px->lb_arg);
 	comp_cfg_free(px);

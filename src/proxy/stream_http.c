@@ -496,7 +496,7 @@ static void http_wait_req_run(struct stream *s)
 			              s->cli_m.rx.data, err.offset, err.reason);
 		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
-		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);   /* HAProxy counts it too */
 		t->req.head_len = 0;
 		t->uri_copy_len = 0;
 		/* HAProxy 2.6 answers every invalid request with 400 (too
@@ -516,7 +516,7 @@ static void http_wait_req_run(struct stream *s)
 		 * (option dontlognull aside); a reset client gets nothing */
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cli_aborts);
-		CNT_INC(fe->fe_cnt.cum_req);
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);
 		if (failed) {
 			stream_abort(s, 'C', 'R');
 			t->status = 400;
@@ -619,7 +619,7 @@ void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req)
 	}
 }
 
-static void count_failed_resp(struct stream *s);
+static void count_failed_resp(struct stream *s, enum hana_status hana);
 static int response_started(const struct stream *s);
 
 /* The request head leaves the request channel once it goes out (the
@@ -699,7 +699,7 @@ static int xfer_request(struct stream *s)
 		if (rc == -3) {
 			/* HTTP/2 toward the server cannot carry it */
 			t->flags |= TX_F_SRV_CLOSE;
-			count_failed_resp(s);
+			count_failed_resp(s, HANA_HTTP_RSP);
 			http_reply_start(s, 502, NULL, 'P', 'H');
 		} else if (rc < 0) {
 			CNT_INC(s->fe->fe_cnt.failed_rewrites);
@@ -917,6 +917,10 @@ static int response_parsed(struct stream *s)
 	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
 	if (from_server) {
+		/* observe layer7: HAProxy's good codes are 100-499, 501, 505 */
+		if (s->srv && s->srv->observe)
+			srv_observe(s->srv, (m->status >= 100 && m->status < 500) || m->status == 501 ||
+			                    m->status == 505 ? HANA_HTTP_OK : HANA_HTTP_STS);
 		t->res_head_ms = now_ms();
 		t->Tr = (int)(t->res_head_ms - (t->req_sent_ms ? t->req_sent_ms : t->req_head_ms));
 		t->srv_status = m->status;
@@ -1077,13 +1081,17 @@ static int response_parsed(struct stream *s)
 }
 
 /* A response that failed (invalid, missing, timed out, cut short) counts
- * in eresp of the backend and of the server, as in HAProxy. */
-static void count_failed_resp(struct stream *s)
+ * in eresp of the backend and of the server, as in HAProxy, and tells
+ * `observe layer7` how (<hana>). */
+static void count_failed_resp(struct stream *s, enum hana_status hana)
 {
 	if (s->be)
 		CNT_INC(s->be->be_cnt.failed_resp);
-	if (s->srv)
+	if (s->srv) {
 		CNT_INC(s->srv->cnt.failed_resp);
+		if (s->srv->observe)
+			srv_observe(s->srv, hana);
+	}
 }
 
 /* Whether anything of a response went toward the client already (a 1xx
@@ -1139,7 +1147,7 @@ static int xfer_response_head(struct stream *s)
 			              s->srv_m.rx.data, err.offset, err.reason);
 		if (http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
-		count_failed_resp(s);
+		count_failed_resp(s, HANA_HTTP_HDRRSP);
 		t->flags |= TX_F_SRV_CLOSE;
 		if (response_started(s))
 			return -1;
@@ -1183,7 +1191,7 @@ static int xfer_response_head(struct stream *s)
 		if (!srv_rx_pending(s) && http_reuse_retry(s))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
-		count_failed_resp(s);
+		count_failed_resp(s, HANA_HTTP_BROKEN_PIPE);
 		if (response_started(s))
 			return -1;
 		if (!(t->flags & TX_F_FIRST_REQ) && !srv_rx_pending(s) && !s->h2bs) {
@@ -1210,7 +1218,7 @@ static void response_truncated(struct stream *s)
 	t->flags |= TX_F_RES_TRUNC | TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
 	t->err_reason = "server closed during the response body";
 	s->srv_exp = 0;
-	count_failed_resp(s);
+	count_failed_resp(s, HANA_HTTP_BROKEN_PIPE);
 	if (s->be)
 		CNT_INC(s->be->be_cnt.srv_aborts);
 	if (s->srv)
@@ -1576,7 +1584,7 @@ static void http_xfer(struct stream *s)
 		if (!(t->flags & TX_F_RES_GONE) && !response_started(s)) {
 			if (http_l7_retry(s, RETRY_ON_RESP_TIMEOUT))
 				return;
-			count_failed_resp(s);
+			count_failed_resp(s, HANA_HTTP_READ_TIMEOUT);
 			http_reply_start(s, 504, NULL, 's', 'H');
 			return;
 		}
@@ -1810,7 +1818,7 @@ void http_stream_h2_request(struct stream *s, const struct http_msg *msg)
 	if (n < 0) {
 		t->err_reason = "request head too large";
 		CNT_INC(s->fe->fe_cnt.failed_req);
-		CNT_INC(s->fe->fe_cnt.cum_req);
+		cnt_fe_req(&s->fe->fe_cnt, th_ctx->now_ms);
 		t->req.head_len = 0;
 		http_reply_start(s, 431, NULL, 'P', 'R');
 		return;

@@ -634,7 +634,7 @@ void http_request_parsed(struct stream *s)
 	                                      (m->flags & HTTP_F_CONN_UPGRADE));
 	http_body_init(&t->req_body, m, 1);
 	t->req_body.done = http_cli_rx_done(s);   /* the mux knows the framing */
-	CNT_INC(s->fe->fe_cnt.cum_req);
+	cnt_fe_req(&s->fe->fe_cnt, th_ctx->now_ms);
 	if (request_precheck(s) < 0) {
 		stkctr_http_request(s, 1);
 		CNT_INC(s->fe->fe_cnt.failed_req);

@@ -198,6 +198,9 @@ static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
 		}
 		break;
 	}
+	case SMP_BE_SESS_RATE:
+		n = freq_ctr_read(&be->be_cnt.sess_rate, 1000, (uint32_t)th_ctx->now_ms);
+		break;
 	case SMP_BE_CONNSLOTS:
 		for (int i = 0; i < be->nsrv; i++) {
 			struct server *sv = be->srv[i];
@@ -256,6 +259,33 @@ static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_ar
 		break;
 	case SMP_SRV_UWEIGHT:
 		*out = atomic_load(&sv->uweight);
+		break;
+	case SMP_SRV_SESS_RATE:
+		*out = freq_ctr_read(&sv->cnt.sess_rate, 1000, (uint32_t)th_ctx->now_ms);
+		break;
+	}
+	return 1;
+}
+
+static int ops_fe_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
+                         enum smp_fe_metric m, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+	struct proxy *fe = !arg ? s->fe : arg->resolved ? arg->resolved :
+	                   arg->text ? proxy_find(arg->text, PX_CAP_FE) : NULL;
+	uint32_t now = (uint32_t)th_ctx->now_ms;
+
+	if (!fe)
+		return 0;
+	switch (m) {
+	case SMP_FE_CONN:
+		*out = atomic_load(&fe->feconn);
+		break;
+	case SMP_FE_REQ_RATE:
+		*out = freq_ctr_read(&fe->fe_cnt.req_rate, 1000, now);
+		break;
+	case SMP_FE_SESS_RATE:
+		*out = freq_ctr_read(&fe->fe_sess_rate, 1000, now);
 		break;
 	}
 	return 1;
@@ -351,6 +381,7 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
+	.fe_metric = ops_fe_metric,
 	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
 	.stream_int = ops_stream_int,
 };

@@ -81,7 +81,8 @@ struct stream {
 	int retries_done;
 	int redispatched;
 	char term[3];
-	_Atomic int kill_req;      /* `shutdown session(s)`: set by any thread
+	_Atomic int kill_req;      /* `shutdown session(s)`, on-marked-*: the
+	                            * termination char ('K', 'D', 'U'); set by any thread
 	                            * (under the owner's stream-list lock, which
 	                            * keeps the stream alive), acted on by the
 	                            * owner when its task runs */
@@ -218,8 +219,10 @@ int  stream_count(void);
  * the owner thread ends it (termination state 'K'). Returns 0, or -1 if
  * no stream has that id. */
 int  stream_shutdown_by_id(uintptr_t id);
-/* `shutdown sessions server`: the same for every stream using <srv>.
- * Returns how many were asked. */
-int  stream_shutdown_server(const struct server *srv);
+/* `shutdown sessions server`: the same for every stream using <srv>,
+ * ended with termination state <why>: 'K' (killed), 'D' (its server went
+ * down, on-marked-down shutdown-sessions), 'U' (an active server came up,
+ * on-marked-up shutdown-backup-sessions). Returns how many were asked. */
+int  stream_shutdown_server(const struct server *srv, char why);
 
 #endif
