@@ -21,6 +21,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
@@ -229,6 +230,7 @@ void cfg_free_all(void)
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	userlists_free_all();
+	caches_free_all();
 	lb_hash_free_all();
 	/* after the bind lines and servers that use its certificates */
 	ssl_store_free_all();

@@ -392,6 +392,10 @@ static void row_http(struct stat_row *r, const struct proxy *px, const struct co
 		                                            (uint32_t)clock_mono_ms()));
 		row_set(r, ST_REQ_RATE_MAX, "%u", atomic_load(&c->req_rate_max));
 	}
+	if (kind < 2) {
+		row_u64(r, ST_CACHE_LOOKUPS, atomic_load(&c->cache_lookups));
+		row_u64(r, ST_CACHE_HITS, atomic_load(&c->cache_hits));
+	}
 	if (kind == 0) {
 		row_u64(r, ST_INTERCEPTED, atomic_load(&c->intercepted));
 	} else {

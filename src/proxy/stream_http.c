@@ -43,6 +43,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
@@ -132,6 +133,7 @@ static void txn_start(struct stream *s)
 
 static void txn_cleanup(struct http_txn *t)
 {
+	cache_txn_release(&t->cache);
 	/* comp_on stays for the log line of a transaction already logged:
 	 * the next txn_start() clears it */
 	comp_ctx_free(t->comp);
@@ -932,7 +934,7 @@ static int response_parsed(struct stream *s)
 	} else {
 		/* of sluice's own replies, only a service's may be compressed
 		 * (HAProxy filters its applets' responses, not its errors) */
-		t->comp_on = s->svc_body && t->comp_algo &&
+		t->comp_on = http_service_pending(s) && t->comp_algo &&
 		             comp_response_ok(s->fe->comp, s->be && s->be != s->fe ? s->be->comp : NULL,
 		                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
 		                              t->meth, 0, m);
@@ -1052,6 +1054,12 @@ static int response_parsed(struct stream *s)
 	buf_consume(&s->res, m->head_len);
 	m->head_len = 0;
 	t->flags |= TX_F_RES_GONE;
+	if (cache_txn_storing(&t->cache)) {
+		/* what arrived of the body with the head, then maybe all of it */
+		cache_store_data(&t->cache, buf_head(&s->res), s->res.data);
+		if (http_srv_rx_done(s))
+			cache_store_end(&t->cache, now_ms());
+	}
 	if (t->comp && s->res.data) {
 		/* body bytes an http-response wait-for-body kept: compressed
 		 * first (the staging buffer is as large as the channel) */
@@ -1228,7 +1236,8 @@ static int xfer_response_body(struct stream *s)
 		if (http_service_feed(s, t->comp ? comp_ctx_input(t->comp) : &s->res))
 			progress = 1;
 		if (t->comp) {
-			int fr = response_comp_feed(s, s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
+			int fr = response_comp_feed(s, http_service_pending(s) ? COMP_FEED_MORE :
+			                                                         COMP_FEED_FINISH);
 
 			if (fr < 0) {
 				t->err_reason = "compression failed";
@@ -1237,7 +1246,7 @@ static int xfer_response_body(struct stream *s)
 			progress |= fr;
 			if (comp_ctx_finished(t->comp))
 				t->res_body.done = 1;
-		} else if (!s->svc_body) {
+		} else if (!http_service_pending(s)) {
 			t->res_body.done = 1;
 		}
 		return progress;
@@ -1247,8 +1256,18 @@ static int xfer_response_body(struct stream *s)
 		/* a compressed body goes through the compressor's staging
 		 * buffer on its way to the channel */
 		struct buffer *dst = t->comp ? comp_ctx_input(t->comp) : &s->res;
+		size_t before = dst->data;
 		int rc = s->h2bs ? h2bs_rcv_body(s->h2bs, dst) :
 		                   h1m_rcv_body(&s->srv_m, dst, &why);
+
+		if (cache_txn_storing(&t->cache)) {
+			/* the cache sees the payload before the compressor: what
+			 * came in is the tail of <dst> (nothing left it meanwhile) */
+			if (rc > 0 && dst->data > before)
+				cache_store_data(&t->cache, buf_head(dst) + before, dst->data - before);
+			if (rc >= 0 && http_srv_rx_done(s))
+				cache_store_end(&t->cache, now_ms());
+		}
 
 		if (rc < 0) {
 			t->err_reason = why ? why : "invalid chunked response body";

@@ -432,12 +432,13 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 
 		c->res = &t->res;
 		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
-		          (t->flags & TX_F_REPLIED) ? !s->svc_body : http_srv_rx_done(s),
+		          (t->flags & TX_F_REPLIED) ? !http_service_pending(s) : http_srv_rx_done(s),
 		          &c->res_body, &c->res_body_complete);
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
 	if (t->comp_on)
 		c->res_comp_algo = comp_algo_name(t->comp_algo);
+	c->res_cache_name = t->cache.hit_name;
 	c->txn_id = t->id;
 	if (t->uri_copy_len) {
 		const char *sp = memchr(t->uri_copy, ' ', t->uri_copy_len);

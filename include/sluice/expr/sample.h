@@ -347,6 +347,8 @@ struct smp_ctx {
 	int64_t now_us;              /* wall clock, us since epoch (0: read it) */
 	const char *res_comp_algo;   /* the response is compressed with this
 	                              * algorithm (res.comp, res.comp_algo), or NULL */
+	const char *res_cache_name;  /* the response comes from this cache
+	                              * (res.cache_hit, res.cache_name), or NULL */
 
 	/* variable stores: sess, txn, req, res (proc is process-wide) */
 	struct var_store *vars[VAR_SCOPES];

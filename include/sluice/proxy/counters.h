@@ -34,6 +34,8 @@ struct counters {
 	_Atomic uint64_t comp_out;       /* comp_out: bytes it gave out */
 	_Atomic uint64_t comp_byp;       /* comp_byp: always 0, as HAProxy 2.6 shows it */
 	_Atomic uint64_t comp_rsp;       /* comp_rsp: responses compressed */
+	_Atomic uint64_t cache_lookups;  /* cache_lookups: cache-use rules run */
+	_Atomic uint64_t cache_hits;     /* cache_hits: of which served from the cache */
 	/* per second, on the loop clock (src/core/freq.c): sessions of a
 	 * backend or a server (rate, be_sess_rate, srv_sess_rate), HTTP
 	 * requests of a frontend (req_rate, fe_req_rate), and their maxima */

@@ -125,6 +125,12 @@ struct stream {
 	char *svc_body;
 	size_t svc_len, svc_off;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
+	/* or a cache hit: the object (referenced) whose bytes svc_off to
+	 * svc_len are the body still to send (src/http/cache.c) */
+	struct cache_obj *svc_cache;
+	const struct cache_cfg *svc_cache_cfg;
+	const void *svc_cache_chunk;   /* where the last copy ended (its chunk, */
+	uint64_t svc_cache_chunk_off;  /* and that chunk's offset in the object) */
 	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
 	/* stick store-request keys waiting for the server (stick_rules.c) */
 	struct stick_store stick_store[STICK_MAX_STORE];
