@@ -35,6 +35,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
@@ -581,6 +582,63 @@ static void check_conclude_errno(struct srv_check *c, int status, int err)
 	check_conclude(c, status, 0, err ? strerror(err) : NULL);
 }
 
+/* http-check send-state: the request with HAProxy's X-Haproxy-Server-State
+ * header at the end of its head ("UP 2/3; address=...; port=...;
+ * name=be/srv; node=...; weight=3/8; scur=0/4; qcur=0"), in a new heap
+ * block (*len its length), or NULL. */
+static char *check_with_state(struct srv_check *c, size_t *len)
+{
+	const struct hchk_rules *r = c->http;
+	struct server *s = c->srv;
+	struct proxy *be = s->be;
+	const char *end = strstr(r->req, "\r\n\r\n"), *node = global.node;
+	struct check_state st;
+	char hdr[512], host[64], word[32], hn[128] = "";
+	int op = atomic_load(&s->op_state), tw = 0, tcur = 0, n;
+	size_t at;
+	char *out;
+
+	if (!end)
+		return NULL;
+	at = (size_t)(end - r->req) + 2;
+	srv_check_snapshot(s, &st);
+	if (op == SRV_OP_DOWN)
+		snprintf(word, sizeof(word), st.h.health > 0 ? "DOWN %d/%d" : "DOWN", st.h.health,
+		         st.h.rise);
+	else if (chk_health_full(&st.h))
+		snprintf(word, sizeof(word), "%s", op == SRV_OP_NOLB ? "NOLB" : "UP");
+	else
+		snprintf(word, sizeof(word), "%s %d/%d", op == SRV_OP_NOLB ? "NOLB" : "UP",
+		         st.h.health - st.h.rise + 1, st.h.fall);
+	for (int i = 0; i < be->nsrv; i++) {
+		tw += srv_lb_weight(be->srv[i]);
+		tcur += atomic_load(&be->srv[i]->served);
+	}
+	if (!node || !*node) {
+		gethostname(hn, sizeof(hn) - 1);
+		node = hn;
+	}
+	n = snprintf(hdr, sizeof(hdr), "x-haproxy-server-state: %s; address=%s; port=%d; "
+	             "name=%s/%s; node=%s; weight=%d/%d; scur=%d/%d; qcur=%d", word,
+	             addr_host_str(&s->addr.ss, host, sizeof(host)), addr_port(&s->addr.ss),
+	             be->name, s->name, node, srv_lb_weight(s), tw, atomic_load(&s->served), tcur,
+	             atomic_load(&s->queue.len));
+	if (n > 0 && (size_t)n < sizeof(hdr) - 32 && srv_throttle(s) < 100)
+		n += snprintf(hdr + n, sizeof(hdr) - (size_t)n, "; throttle=%d%%", srv_throttle(s));
+	if (n < 0 || (size_t)n >= sizeof(hdr) - 2)
+		return NULL;
+	memcpy(hdr + n, "\r\n", 2);
+	n += 2;
+	out = malloc(r->req_len + (size_t)n);
+	if (!out)
+		return NULL;
+	memcpy(out, r->req, at);
+	memcpy(out + at, hdr, (size_t)n);
+	memcpy(out + at + n, r->req + at, r->req_len - at);
+	*len = r->req_len + (size_t)n;
+	return out;
+}
+
 /* The PROXY header of a check in <out>: its own addresses in v1, LOCAL
  * in v2, as HAProxy sends them. Returns its length. */
 static size_t check_pp_header(struct srv_check *c, char *out, size_t room)
@@ -620,14 +678,29 @@ static int check_prepare_tx(struct srv_check *c)
 	c->tx.data = len;
 	if (r && r->req && c->h2_now) {
 		/* the preface, our SETTINGS and the request as one stream */
-		c->h2 = chk_h2_new(r->req, r->req_len, &c->tx);
+		size_t req_len = r->req_len;
+		char *with = c->srv->be->chk_send_state ? check_with_state(c, &req_len) : NULL;
+
+		if (c->srv->be->chk_send_state && !with)
+			return -1;
+		c->h2 = chk_h2_new(with ? with : r->req, req_len, &c->tx);
+		free(with);
 		return c->h2 ? 0 : -1;
 	}
 	if (r && r->req) {
-		if (r->req_len > buf_room(&c->tx))
+		const char *req = r->req;
+		size_t req_len = r->req_len;
+		char *with = NULL;
+
+		if (c->srv->be->chk_send_state && !(req = with = check_with_state(c, &req_len)))
 			return -1;
-		memcpy(buf_tail(&c->tx), r->req, r->req_len);
-		c->tx.data += r->req_len;
+		if (req_len > buf_room(&c->tx)) {
+			free(with);
+			return -1;
+		}
+		memcpy(buf_tail(&c->tx), req, req_len);
+		c->tx.data += req_len;
+		free(with);
 	}
 	return 0;
 }

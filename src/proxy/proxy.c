@@ -171,6 +171,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->backlog = def->backlog;
 	px->fe_rate_lim = def->fe_rate_lim;
 	px->srv_state_load = def->srv_state_load;
+	px->chk_send_state = def->chk_send_state;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
