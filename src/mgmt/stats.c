@@ -441,6 +441,34 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_mux(r, &px->fe_mux);
 }
 
+/* The columns of a check's or an agent's last result. */
+struct check_cols {
+	enum stat_col status, code, duration, last, desc, rise, fall, health;
+};
+static const struct check_cols check_cols = {
+	ST_CHECK_STATUS, ST_CHECK_CODE, ST_CHECK_DURATION, ST_LAST_CHK, ST_CHECK_DESC,
+	ST_CHECK_RISE, ST_CHECK_FALL, ST_CHECK_HEALTH,
+};
+static const struct check_cols agent_cols = {
+	ST_AGENT_STATUS, ST_AGENT_CODE, ST_AGENT_DURATION, ST_LAST_AGT, ST_AGENT_DESC,
+	ST_AGENT_RISE, ST_AGENT_FALL, ST_AGENT_HEALTH,
+};
+
+static void row_check_cols(struct stat_row *r, const struct check_state *st, int running,
+                           const struct check_cols *c)
+{
+	row_set(r, c->status, "%s%s", running ? "* " : "", chk_status_info(st->status));
+	if (st->status >= CHK_ST_L57DATA)
+		row_set(r, c->code, "%d", st->code);
+	if (st->status >= CHK_ST_CHECKED && st->duration_ms >= 0)
+		row_set(r, c->duration, "%d", st->duration_ms);
+	row_set(r, c->last, "%s", st->desc);
+	row_set(r, c->desc, "%s", chk_status_desc(st->status));
+	row_set(r, c->rise, "%d", st->h.rise);
+	row_set(r, c->fall, "%d", st->h.fall);
+	row_set(r, c->health, "%d", st->h.health);
+}
+
 /* The status, check and history columns of a server, as HAProxy 2.6
  * fills them: the check's columns only for a checked server, and its
  * result only while it is not in maintenance (its checks pause there). */
@@ -483,17 +511,7 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 		else if (admin == SRV_ADMIN_DRAIN && atomic_load(&s->admin_by_agent) &&
 		         op != SRV_OP_DOWN)
 			snprintf(status + strlen(status), sizeof(status) - strlen(status), " (agent)");
-		row_set(r, ST_AGENT_STATUS, "%s%s", check_agent_in_progress(s) ? "* " : "",
-		        chk_status_info(ag.status));
-		if (ag.status >= CHK_ST_L57DATA)
-			row_set(r, ST_AGENT_CODE, "%d", ag.code);
-		if (ag.status >= CHK_ST_CHECKED && ag.duration_ms >= 0)
-			row_set(r, ST_AGENT_DURATION, "%d", ag.duration_ms);
-		row_set(r, ST_LAST_AGT, "%s", ag.desc);
-		row_set(r, ST_AGENT_DESC, "%s", chk_status_desc(ag.status));
-		row_set(r, ST_AGENT_RISE, "%d", ag.h.rise);
-		row_set(r, ST_AGENT_FALL, "%d", ag.h.fall);
-		row_set(r, ST_AGENT_HEALTH, "%d", ag.h.health);
+		row_check_cols(r, &ag, check_agent_in_progress(s), &agent_cols);
 	}
 	row_set(r, ST_STATUS, "%s", status);
 	row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
@@ -504,17 +522,7 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	row_set(r, ST_DOWNTIME, "%lld", (long long)srv_downtime_sec(s, now));
 	if (admin == SRV_ADMIN_MAINT)
 		return;
-	row_set(r, ST_CHECK_STATUS, "%s%s", check_in_progress(s) ? "* " : "",
-	        chk_status_info(st.status));
-	if (st.status >= CHK_ST_L57DATA)
-		row_set(r, ST_CHECK_CODE, "%d", st.code);
-	if (st.status >= CHK_ST_CHECKED && st.duration_ms >= 0)
-		row_set(r, ST_CHECK_DURATION, "%d", st.duration_ms);
-	row_set(r, ST_LAST_CHK, "%s", st.desc);
-	row_set(r, ST_CHECK_DESC, "%s", chk_status_desc(st.status));
-	row_set(r, ST_CHECK_RISE, "%d", st.h.rise);
-	row_set(r, ST_CHECK_FALL, "%d", st.h.fall);
-	row_set(r, ST_CHECK_HEALTH, "%d", st.h.health);
+	row_check_cols(r, &st, check_in_progress(s), &check_cols);
 	if (s->observe)
 		row_u64(r, ST_HANAFAIL, atomic_load(&s->hana_fail));
 }

@@ -167,6 +167,7 @@ void srv_state_init_one(struct server *s)
 	chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
 	s->chk_st.status = CHK_ST_INI;
 	s->chk_st.duration_ms = -1;
+	/* an agent starts up: only its "down" takes a server down */
 	chk_health_init(&s->agent_st.h, 1, 1);
 	s->agent_st.status = CHK_ST_INI;
 	s->agent_st.duration_ms = -1;
@@ -176,21 +177,8 @@ void srv_state_init(struct proxy *be)
 {
 	struct be_count c;
 
-	for (int i = 0; i < be->nsrv; i++) {
-		struct server *s = be->srv[i];
-
-		atomic_store(&s->op_state, SRV_OP_UP);
-		s->chk_op = SRV_OP_UP;
-		s->fadmin = atomic_load(&s->admin);
-		s->iadmin = SRV_ADMIN_READY;
-		chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
-		s->chk_st.status = CHK_ST_INI;
-		s->chk_st.duration_ms = -1;
-		/* an agent starts up: only its "down" takes a server down */
-		chk_health_init(&s->agent_st.h, 1, 1);
-		s->agent_st.status = CHK_ST_INI;
-		s->agent_st.duration_ms = -1;
-	}
+	for (int i = 0; i < be->nsrv; i++)
+		srv_state_init_one(be->srv[i]);
 	/* the history starts now (last change 0), up or not */
 	be_count(be, &c);
 	be->be_up = c.act + c.bck > 0;
