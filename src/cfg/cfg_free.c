@@ -157,6 +157,7 @@ static void free_http_settings(struct proxy *px)
 		free(px->res_cap[i].name);
 	free(px->cookie_name);
 	free(px->srv_state_file_name);
+	free(px->log_tag);
 	free(px->cookie_domain);
 	free(px->lb_arg);
 	comp_cfg_free(px);

@@ -55,6 +55,7 @@ static int kw_retry_on(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_option(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_log_tag(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_disabled(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_ignored(struct cfg_ctx *, char **, int, char *, size_t);
 
@@ -83,6 +84,7 @@ static const struct cfg_kw proxy_kws[] = {
 	{ "option",          "log-health-checks", CFG_SEC_BE, kw_option, 1 },
 	{ "log",             NULL,        CFG_SEC_PROXY | CFG_SEC_GLOBAL, kw_log, 1 },
 	{ "log-format",      NULL,        CFG_SEC_FE,      kw_log_format },
+	{ "log-tag",         NULL,        CFG_SEC_PROXY,   kw_log_tag },
 	{ "disabled",        NULL,        CFG_SEC_PROXY,   kw_disabled },
 	{ "enabled",         NULL,        CFG_SEC_PROXY,   kw_disabled },
 	{ "description",     NULL,        CFG_SEC_PROXY,   kw_ignored },
@@ -172,6 +174,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->fe_rate_lim = def->fe_rate_lim;
 	px->srv_state_load = def->srv_state_load;
 	px->chk_send_state = def->chk_send_state;
+	px->log_tag = def->log_tag ? strdup(def->log_tag) : NULL;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
@@ -830,6 +833,23 @@ static int kw_log(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t
 	t->conf_file = strdup(ctx->file);
 	t->conf_line = ctx->line;
 	list_append(logs, &t->list);
+	return 0;
+}
+
+/* log-tag <string>: the syslog tag of this proxy's logs, instead of the
+ * global one. */
+static int kw_log_tag(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs != 2 || !*args[1]) {
+		snprintf(err, errlen, "'%s' expects a tag for use in syslog.", args[0]);
+		return -1;
+	}
+	free(ctx->px->log_tag);
+	ctx->px->log_tag = strdup(args[1]);
+	if (!ctx->px->log_tag) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
 	return 0;
 }
 

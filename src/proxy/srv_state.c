@@ -268,9 +268,9 @@ static void state_log(struct proxy *be, int level, const char *tag, const char *
 		fprintf(stderr, "%-10s (%d) : %s\n", head, global.pid, stderr_msg ? stderr_msg : msg);
 	}
 	if (!list_empty(&be->logs))
-		log_send(&be->logs, level, NULL, global.pid, msg, len);
+		log_send(&be->logs, level, be->log_tag, global.pid, msg, len);
 	if (be->options & PX_O_LOG_GLOBAL)
-		log_send(&global.logs, level, NULL, global.pid, msg, len);
+		log_send(&global.logs, level, be->log_tag, global.pid, msg, len);
 }
 
 static void log_backend_down(struct proxy *be)

@@ -134,9 +134,9 @@ void stream_send_log(struct stream *s, const struct lf_expr *fmt)
 		return;
 	len = stream_lf_render(s, fmt, line, sizeof(line));   /* %[...] too */
 	if (!list_empty(&s->fe->logs))
-		log_send(&s->fe->logs, 6, NULL, global.pid, line, len);
+		log_send(&s->fe->logs, 6, s->fe->log_tag, global.pid, line, len);
 	if (lg)
-		log_send(&global.logs, 6, NULL, global.pid, line, len);
+		log_send(&global.logs, 6, s->fe->log_tag, global.pid, line, len);
 }
 
 /* Without `option tcplog` or `log-format`, HAProxy logs one line per
@@ -549,9 +549,9 @@ static void stream_log_hs_error(struct stream *s, const char *reason, int nothin
 	if (len >= sizeof(line))
 		len = sizeof(line) - 1;
 	if (!list_empty(&s->fe->logs))
-		log_send(&s->fe->logs, 6, NULL, global.pid, line, len);
+		log_send(&s->fe->logs, 6, s->fe->log_tag, global.pid, line, len);
 	if (s->fe->options & PX_O_LOG_GLOBAL)
-		log_send(&global.logs, 6, NULL, global.pid, line, len);
+		log_send(&global.logs, 6, s->fe->log_tag, global.pid, line, len);
 }
 
 /* A TLS handshake completed on <ssl>: a new session or a resumed one for

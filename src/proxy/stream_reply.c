@@ -86,9 +86,9 @@ void http_log(struct stream *s)
 	len = s->svc_log_name ? log_render_service(s, line, sizeof(line)) :
 	      stream_lf_render(s, &fe->logfmt, line, sizeof(line));
 	if (!list_empty(&fe->logs))
-		log_send(&fe->logs, level, NULL, global.pid, line, len);
+		log_send(&fe->logs, level, fe->log_tag, global.pid, line, len);
 	if (lg)
-		log_send(&global.logs, level, NULL, global.pid, line, len);
+		log_send(&global.logs, level, fe->log_tag, global.pid, line, len);
 }
 
 /* ---- local replies ---- */

@@ -187,6 +187,7 @@ struct proxy {
 	enum px_mode mode;
 	int srv_state_load;      /* load-server-state-from-file: SRV_STATE_LOAD_* */
 	int chk_send_state;      /* http-check send-state */
+	char *log_tag;           /* log-tag: its logs' syslog tag, NULL: global's */
 	char *srv_state_file_name;   /* server-state-file-name, NULL: its name */
 	char *conf_file;
 	int conf_line;
