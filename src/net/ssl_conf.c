@@ -13,6 +13,7 @@
  * Everything here is built before the threads start and then only read,
  * except the contexts a CLI commit replaces whole (src/net/ssl_crt.c).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,149 @@ static int take_arg(char **args, int nargs, int *i, char **dst, const char *base
 
 /* ---------------------------------------------------------------- bind */
 
+/* One more crt argument, with its crt-list filters (taken) or NULL. */
+static int bind_add_crt(struct ssl_bind_conf *c, char *path, struct ssl_crt_filters *f,
+                        char *err, size_t errlen)
+{
+	char **np = realloc(c->crt, sizeof(*np) * (size_t)(c->ncrt + 1));
+	struct ssl_crt_filters **nf;
+
+	if (np)
+		c->crt = np;
+	nf = np ? realloc(c->crt_filters, sizeof(*nf) * (size_t)(c->ncrt + 1)) : NULL;
+	if (!np || !nf) {
+		free(path);
+		ssl_crt_filters_free(f);
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
+	c->crt_filters = nf;
+	c->crt[c->ncrt] = path;
+	c->crt_filters[c->ncrt++] = f;
+	return 0;
+}
+
+static int filters_add(char ***arr, int *n, const char *name)
+{
+	char **na = realloc(*arr, sizeof(*na) * (size_t)(*n + 1));
+	char *d = strdup(name);
+
+	if (!na || !d) {
+		free(na == *arr ? NULL : na);
+		free(d);
+		return -1;
+	}
+	for (char *q = d; *q; q++)
+		*q = (char)tolower((unsigned char)*q);
+	na[(*n)++] = d;
+	*arr = na;
+	return 0;
+}
+
+int ssl_crt_list_line(char *line, char **crt, struct ssl_crt_filters **filters, char *err,
+                      size_t errlen)
+{
+	struct ssl_crt_filters *flt = NULL;
+	char *w[64], *p = line;
+	int n = 0;
+
+	*crt = NULL;
+	*filters = NULL;
+	while (*p && n < 64) {
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			*p++ = '\0';
+		if (!*p)
+			break;
+		w[n++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+			p++;
+	}
+	if (*p) {
+		snprintf(err, errlen, "too many words.");
+		return -1;
+	}
+	if (!n || w[0][0] == '#')
+		return 0;
+	for (int k = 1; k < n; k++) {
+		if (w[k][0] == '[') {
+			snprintf(err, errlen, "per-certificate SSL options ('[...]') are not "
+			         "supported by this version of sluice.");
+			ssl_crt_filters_free(flt);
+			return -1;
+		}
+		if (!flt && !(flt = calloc(1, sizeof(*flt))))
+			goto oom;
+		if (!strcmp(w[k], "!*"))
+			flt->none = 1;
+		else if (w[k][0] == '!' ? filters_add(&flt->neg, &flt->nneg, w[k] + 1) < 0 :
+		         filters_add(&flt->pos, &flt->npos, w[k]) < 0)
+			goto oom;
+	}
+	*crt = sslg.crt_base && w[0][0] != '/' ? path_with_base(sslg.crt_base, w[0]) : strdup(w[0]);
+	if (!*crt)
+		goto oom;
+	*filters = flt;
+	return 1;
+oom:
+	ssl_crt_filters_free(flt);
+	snprintf(err, errlen, "out of memory.");
+	return -1;
+}
+
+/* `crt-list <file>`: one certificate per line, "<crtfile> [[<options>]]
+ * [[!]<snifilter> ...]", '#' comments and empty lines ignored. The
+ * per-certificate options are refused (not in this version). */
+static int bind_read_crt_list(struct ssl_bind_conf *c, const char *path, char *err,
+                              size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096], why[256];
+	int lineno = 0, ok = 1;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot open crt-list '%s': %s.", path, strerror(errno));
+		return -1;
+	}
+	while (ok && fgets(line, sizeof(line), f)) {
+		struct ssl_crt_filters *flt;
+		char *crt;
+		int r;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "crt-list '%s', line %d: line too long.", path, lineno);
+			ok = 0;
+			break;
+		}
+		r = ssl_crt_list_line(line, &crt, &flt, why, sizeof(why));
+		if (r < 0) {
+			snprintf(err, errlen, "crt-list '%s', line %d: %s", path, lineno, why);
+			ok = 0;
+		} else if (r > 0 && bind_add_crt(c, crt, flt, err, errlen) < 0) {
+			ok = 0;
+		}
+	}
+	if (ok && ferror(f)) {
+		snprintf(err, errlen, "cannot read crt-list '%s'.", path);
+		ok = 0;
+	}
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+void ssl_crt_filters_free(struct ssl_crt_filters *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->npos; i++)
+		free(f->pos[i]);
+	for (int i = 0; i < f->nneg; i++)
+		free(f->neg[i]);
+	free(f->pos);
+	free(f->neg);
+	free(f);
+}
+
 static struct ssl_bind_conf *bind_ssl(struct bind_conf *bc)
 {
 	if (!bc->ssl)
@@ -243,9 +387,17 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 
 		if (take_arg(args, nargs, i, &p, sslg.crt_base, err, errlen) < 0)
 			return -1;
-		c->crt = realloc(c->crt, sizeof(*c->crt) * (size_t)(c->ncrt + 1));
-		c->crt[c->ncrt++] = p;
-		return 1;
+		return bind_add_crt(c, p, NULL, err, errlen) < 0 ? -1 : 1;
+	}
+	if (!strcmp(o, "crt-list")) {
+		char *p = NULL;
+		int r;
+
+		if (take_arg(args, nargs, i, &p, sslg.crt_base, err, errlen) < 0)
+			return -1;
+		r = bind_read_crt_list(c, p, err, errlen);
+		free(p);
+		return r < 0 ? -1 : 1;
 	}
 	if (!strcmp(o, "ca-file"))
 		return take_arg(args, nargs, i, &c->ca_file, sslg.ca_base, err, errlen);
@@ -317,10 +469,14 @@ void ssl_bind_conf_free(struct ssl_bind_conf *c)
 {
 	if (!c)
 		return;
-	for (int i = 0; i < c->ncrt; i++)
+	for (int i = 0; i < c->ncrt; i++) {
 		free(c->crt[i]);
+		ssl_crt_filters_free(c->crt_filters[i]);
+	}
 	free(c->crt);
+	free(c->crt_filters);
 	free(c->crts);   /* the entries belong to the store */
+	free(c->crts_filters);   /* they point into crt_filters */
 	ssl_sni_table_free(atomic_load(&c->sni_tab));
 	free(c->tls_ticket_keys);   /* the keys belong to ssl_tkeys.c */
 	free(c->ca_file);

@@ -497,6 +497,51 @@ static int same_names(char **a, int na, char **b, int nb)
 }
 
 /* The key-type slot of a certificate in a context: ECDSA, or the other. */
+static int copy_names(char **src, int n, char ***out)
+{
+	char **a = calloc((size_t)(n ? n : 1), sizeof(*a));
+
+	if (!a)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!(a[i] = strdup(src[i]))) {
+			names_free(a, i);
+			return -1;
+		}
+	}
+	*out = a;
+	return n;
+}
+
+/* The names a crt-list line with filters serves its certificate under, as
+ * HAProxy 2.6 does: its positive filters only (negative ones alone leave
+ * none), and, for the first certificate of the bind line (<first>), its
+ * own names too unless "!*". Returns their count, or -1. */
+static int filter_names(X509 *x, const struct ssl_crt_filters *f, int first, char ***out)
+{
+	char **own = NULL, **all;
+	int nown = 0;
+
+	if (first && !f->none && (nown = cert_names(x, &own)) < 0)
+		return -1;
+	all = calloc((size_t)(nown + f->npos + 1), sizeof(*all));
+	if (!all) {
+		names_free(own, nown);
+		return -1;
+	}
+	for (int i = 0; i < nown; i++)
+		all[i] = own[i];
+	free(own);
+	for (int i = 0; i < f->npos; i++) {
+		if (!(all[nown + i] = strdup(f->pos[i]))) {
+			names_free(all, nown + i);
+			return -1;
+		}
+	}
+	*out = all;
+	return nown + f->npos;
+}
+
 static int key_bit(const struct ssl_cert_data *d)
 {
 	return EVP_PKEY_get_base_id(X509_get0_pubkey(d->cert)) == EVP_PKEY_EC ? 2 : 1;
@@ -509,6 +554,7 @@ void ssl_sni_table_free(struct ssl_sni_table *t)
 	for (int i = 0; i < t->nsni; i++) {
 		SSL_CTX_free(t->sni[i].ctx);
 		names_free(t->sni[i].names, t->sni[i].nnames);
+		names_free(t->sni[i].excl, t->sni[i].nexcl);
 	}
 	free(t);
 }
@@ -570,13 +616,16 @@ static struct ssl_sni_table *sni_table_build(struct bind_conf *bc,
 	for (int i = 0; i < c->ncrts; i++) {
 		const struct ssl_crt_entry *e = c->crts[i];
 		const struct ssl_cert_data *d = e == repl ? repl_d : e->data;
+		const struct ssl_crt_filters *f;
 		struct ssl_sni_ctx *sc = NULL;
 		char **names;
 		int nnames, kbit, g;
 
 		if (!d)
 			continue;
-		if ((nnames = cert_names(d->cert, &names)) < 0) {
+		f = c->crts_filters ? c->crts_filters[i] : NULL;
+		if ((nnames = f ? filter_names(d->cert, f, i == 0, &names) :
+		              cert_names(d->cert, &names)) < 0) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
 		}
@@ -595,6 +644,11 @@ static struct ssl_sni_table *sni_table_build(struct bind_conf *bc,
 			sc = &t->sni[g];
 			sc->names = names;
 			sc->nnames = nnames;
+			if (f && f->nneg && copy_names(f->neg, f->nneg, &sc->excl) < 0) {
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+			sc->nexcl = f ? f->nneg : 0;
 		}
 		sc->key_types |= kbit;
 		mem[g][sc->ids[0] ? 1 : 0] = d;
@@ -628,8 +682,10 @@ fail:
 	return NULL;
 }
 
-/* One `crt` argument of a bind line: a file, or a directory's files. */
-static int bind_add_crt_arg(struct bind_conf *bc, const char *path, char *err, size_t errlen)
+/* One `crt` argument of a bind line: a file, or a directory's files;
+ * <f>, the SNI filters of its crt-list line, or NULL. */
+static int bind_add_crt_arg(struct bind_conf *bc, const char *path, struct ssl_crt_filters *f,
+                            char *err, size_t errlen)
 {
 	struct ssl_bind_conf *c = bc->ssl;
 	struct ssl_crt_entry *single, **list;
@@ -649,10 +705,23 @@ static int bind_add_crt_arg(struct bind_conf *bc, const char *path, char *err, s
 		n = 1;
 	}
 	for (int i = 0; i < n; i++) {
+		int before = c->ncrts;
+
 		if (crts_add_once(&c->crts, &c->ncrts, list[i]) < 0 ||
 		    binds_add_once(&list[i]->binds, &list[i]->nbinds, bc) < 0) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
+		}
+		if (c->ncrts > before) {
+			struct ssl_crt_filters **nf = realloc(c->crts_filters,
+			                                      sizeof(*nf) * (size_t)c->ncrts);
+
+			if (!nf) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			c->crts_filters = nf;
+			nf[c->ncrts - 1] = f;
 		}
 	}
 	return 0;
@@ -665,7 +734,8 @@ int ssl_crt_bind_load(struct bind_conf *bc, char *err, size_t errlen)
 
 	lock_take(&ssl_store_lock);
 	for (int i = 0; i < c->ncrt; i++) {
-		if (bind_add_crt_arg(bc, c->crt[i], err, errlen) < 0) {
+		if (bind_add_crt_arg(bc, c->crt[i], c->crt_filters ? c->crt_filters[i] : NULL, err,
+		                     errlen) < 0) {
 			lock_release(&ssl_store_lock);
 			return -1;
 		}
@@ -700,11 +770,28 @@ SSL_CTX *ssl_bind_default_ctx(const struct ssl_bind_conf *c)
 	return atomic_load(&c->sni_tab)->sni[0].ctx;
 }
 
-static const struct ssl_sni_ctx *sni_find(const struct ssl_sni_table *t, const char *name)
+/* Whether <sni> is one a crt-list line refuses ("!name", "!*.name"). */
+static int sni_excluded(const struct ssl_sni_ctx *sc, const char *sni)
+{
+	const char *dot = strchr(sni, '.');
+
+	for (int k = 0; k < sc->nexcl; k++) {
+		const char *x = sc->excl[k];
+
+		if (!strcasecmp(x, sni) || (x[0] == '*' && dot && !strcasecmp(x + 1, dot)))
+			return 1;
+	}
+	return 0;
+}
+
+/* The group serving <name> (an SNI or its wildcard form), unless it
+ * refuses <sni>. */
+static const struct ssl_sni_ctx *sni_find(const struct ssl_sni_table *t, const char *name,
+                                          const char *sni)
 {
 	for (int i = 0; i < t->nsni; i++)
 		for (int j = 0; j < t->sni[i].nnames; j++)
-			if (!strcasecmp(t->sni[i].names[j], name))
+			if (!strcasecmp(t->sni[i].names[j], name) && !sni_excluded(&t->sni[i], sni))
 				return &t->sni[i];
 	return NULL;
 }
@@ -721,12 +808,12 @@ int ssl_crt_sni_cb(SSL *ssl, int *al, void *arg)
 	char wild[256];
 
 	if (name && *name) {
-		sc = sni_find(t, name);
+		sc = sni_find(t, name, name);
 		if (!sc) {
 			const char *dot = strchr(name, '.');
 
 			if (dot && snprintf(wild, sizeof(wild), "*%s", dot) < (int)sizeof(wild))
-				sc = sni_find(t, wild);
+				sc = sni_find(t, wild, name);
 		}
 	}
 	if (!sc) {

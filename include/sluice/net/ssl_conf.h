@@ -31,10 +31,24 @@ struct ssl_methods {
 
 struct ssl_tkeys_ref;
 
+/* The SNI filters of a crt-list line: names served instead of the
+ * certificate's own (lower case, wildcards allowed), and names refused
+ * ("!name"; "!*": none of its names, a fallback only). */
+struct ssl_crt_filters {
+	char **pos;
+	int npos;
+	char **neg;
+	int nneg;
+	int none;                    /* "!*" */
+};
+
 struct ssl_bind_conf {
 	int enabled;                 /* `ssl` */
 	char **crt;                  /* crt arguments, crt-base applied */
 	int ncrt;
+	struct ssl_crt_filters **crt_filters;  /* per crt argument: the SNI
+	                              * filters of its crt-list line, or NULL */
+	struct ssl_crt_filters **crts_filters; /* the same, per entry of crts */
 	char *ca_file, *crl_file;
 	enum ssl_verify verify;
 	unsigned char *alpn;         /* wire format (length-prefixed) */
@@ -92,6 +106,14 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
                        char *err, size_t errlen);
 int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
                       char *err, size_t errlen);
+
+void ssl_crt_filters_free(struct ssl_crt_filters *f);
+
+/* One line of a crt-list (modified in place): 1 with the certificate's path
+ * (crt-base applied, heap) in *crt and its filters (heap, or NULL), 0 for
+ * an empty or comment line, -1 with a message. */
+int ssl_crt_list_line(char *line, char **crt, struct ssl_crt_filters **filters, char *err,
+                      size_t errlen);
 
 /* default-server settings copied to a server. */
 void ssl_srv_conf_copy(struct server *dst, const struct server *src);

@@ -57,6 +57,8 @@ struct ssl_sni_ctx {
 	SSL_CTX *ctx;
 	char **names;                /* lower case; "*.example.com" wildcards */
 	int nnames;
+	char **excl;                 /* crt-list "!name" filters: SNIs it refuses */
+	int nexcl;
 	int key_types;               /* bit 1: RSA (or other), bit 2: ECDSA */
 	uint64_t ids[2];             /* ssl_cert_data ids it holds (0: none) */
 };
