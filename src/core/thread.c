@@ -75,12 +75,13 @@ void threads_run(void)
 {
 	sigset_t all, old;
 
+	/* known before any other thread runs: they may show it (show threads) */
+	thread_ctx[0].pth = pthread_self();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (int i = 1; i < global.nbthread; i++)
 		pthread_create(&thread_ctx[i].pth, NULL, thread_main, &thread_ctx[i]);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	thread_ctx[0].pth = pthread_self();
 	thread_main(&thread_ctx[0]);
 	for (int i = 1; i < global.nbthread; i++)
 		pthread_join(thread_ctx[i].pth, NULL);
