@@ -38,6 +38,7 @@
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_dyn.h>
+#include <sluice/net/resolvers.h>
 
 static void free_logs(struct list *logs)
 {
@@ -79,6 +80,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->addr_str);
 	free(srv->cookie);
 	free(srv->track_name);
+	free(srv->resolvers_name);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
@@ -212,6 +214,7 @@ void cfg_free_all(void)
 {
 	cfg_free_proxies();
 	srv_dyn_free_all();   /* the servers deleted at run time */
+	resolvers_free_all();
 	/* after the rules that referenced them */
 	stktable_free_all();
 	free_binds(&cli_binds);

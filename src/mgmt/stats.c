@@ -8,6 +8,7 @@
  * only). Changes go through atomics; queue hand-overs they make possible are
  * done by queue_kick() and queue_redistribute(), under the queue locks.
  */
+#include <arpa/inet.h>
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -503,6 +504,8 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	}
 	srv_check_snapshot(s, &st);
 	chk_status_column(status, sizeof(status), admin, checked, op, &st.h);
+	if (s->no_addr)
+		snprintf(status, sizeof(status), "MAINT (resolution)");
 	if (agent) {
 		srv_agent_snapshot(s, &ag);
 		/* what the agent did shows (HAProxy 2.6) */
@@ -756,15 +759,38 @@ static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
  * running, 3 stopping (NOLB); admin bits 0x01 forced maintenance, 0x08
  * drain; the check's status, result (unknown while a check runs), health
  * (0 in maintenance) and state bits; `addr` is also the agent's. */
+/* The name a server's address was written with, "-" for a literal
+ * address or a socket (HAProxy's srv_fqdn column). */
+static const char *srv_fqdn(const struct server *s, char *buf, size_t len)
+{
+	const char *a = s->addr_str ? s->addr_str : "";
+	const char *colon;
+	struct in6_addr ip;
+	size_t n;
+
+	if (!strncmp(a, "ipv4@", 5) || !strncmp(a, "ipv6@", 5))
+		a += 5;
+	colon = strrchr(a, ':');
+	n = colon ? (size_t)(colon - a) : strlen(a);
+	if (!n || n >= len || *a == '[' || *a == '/' || memchr(a, '@', n) ||
+	    (colon && memchr(a, ':', n)))
+		return "-";
+	memcpy(buf, a, n);
+	buf[n] = 0;
+	if (inet_pton(AF_INET, buf, &ip) == 1 || strspn(buf, "0123456789.") == n)
+		return "-";
+	return buf;
+}
+
 static void servers_state_line(struct cli_out *out, struct proxy *px, struct server *s)
 {
 	int admin = atomic_load(&s->admin);
 	struct check_state st;
-	char host[64], caddr[64] = "-", aaddr[64] = "-";
+	char host[64], caddr[64] = "-", aaddr[64] = "-", fqdn[256];
 	int astate = 0;
 
 	srv_check_snapshot(s, &st);
-	if (admin == SRV_ADMIN_MAINT && (s->check || s->track || s->dynamic))
+	if (admin == SRV_ADMIN_MAINT && (s->check || s->track || s->dynamic || s->no_addr))
 		st.h.health = 0;
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
@@ -776,15 +802,16 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 		astate = 0x12 | (atomic_load(&s->agent_disabled) ? 0 : 0x04) |
 		         (check_agent_in_progress(s) ? 0x01 : 0);
 	/* the agent port follows `port` in HAProxy */
-	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d %d 0 0 - %d - %d %d %s %s %d\n",
+	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d %d 0 0 %s %d - %d %d %s %s %d\n",
 	           px->uuid, px->name, s->puid, s->name,
-	           addr_host_str(&s->addr.ss, host, sizeof(host)),
+	           s->no_addr ? "-" : addr_host_str(&s->addr.ss, host, sizeof(host)),
 	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
 	           srv_admin_bits(s),
 	           atomic_load(&s->uweight), s->iweight,
 	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
 	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
-	           st.h.health, check_state_bits(s), astate, addr_port(&s->addr.ss),
+	           st.h.health, check_state_bits(s), astate, srv_fqdn(s, fqdn, sizeof(fqdn)),
+	           addr_port(&s->addr.ss),
 	           s->ssl && s->ssl->enabled, s->chk.port, caddr, s->agent ? aaddr : caddr,
 	           s->agent ? s->chk.agent_port : s->chk.port);
 }

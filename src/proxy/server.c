@@ -4,6 +4,7 @@
  * the CLI changes at run time (admin state, weight, maxconn). `served` counts
  * the slots in use and is governed by queue.c.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
+#include <sluice/expr/sample.h>
+#include <sluice/net/resolvers.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -64,6 +67,12 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->chk = src->chk;
 	dst->on_marked_down_kill = src->on_marked_down_kill;
 	dst->slowstart = src->slowstart;
+	memcpy(dst->init_addr, src->init_addr, sizeof(dst->init_addr));
+	dst->init_ip = src->init_ip;
+	if (src->resolvers_name) {
+		free(dst->resolvers_name);
+		dst->resolvers_name = strdup(src->resolvers_name);
+	}
 	if (src->track_name) {
 		free(dst->track_name);
 		dst->track_name = strdup(src->track_name);
@@ -168,6 +177,118 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 	return 0;
 }
 
+/* A comma-separated list of networks: IPv4 with a prefix length or a
+ * dotted mask, IPv6 with a prefix length, or bare addresses. 0 or -1. */
+static int srv_check_nets(const char *list)
+{
+	char buf[256], *net, *save = NULL;
+
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	strcpy(buf, list);
+	for (net = strtok_r(buf, ",", &save); net; net = strtok_r(NULL, ",", &save)) {
+		char *slash = strchr(net, '/');
+		struct in6_addr a6;
+		struct in_addr a4;
+		int v6 = strchr(net, ':') != NULL;
+		long plen;
+		char *end;
+
+		if (slash)
+			*slash++ = 0;
+		if (v6 ? inet_pton(AF_INET6, net, &a6) != 1 : inet_pton(AF_INET, net, &a4) != 1)
+			return -1;
+		if (!slash)
+			continue;
+		plen = strtol(slash, &end, 10);
+		if (*slash && !*end && plen >= 0 && plen <= (v6 ? 128 : 32))
+			continue;
+		if (v6 || !smp_parse_ipv4_mask(slash, &a4))
+			return -1;
+	}
+	return 0;
+}
+
+/* resolvers, resolve-prefer, resolve-net, resolve-opts, init-addr, as
+ * HAProxy 2.6 checks them. The resolution parameters are for resolving at
+ * run time, which sluice does not do (the resolvers section says so). */
+static int srv_parse_dns_opt(struct server *s, const char *o, const char *v, char *err,
+                             size_t errlen)
+{
+	if (!strcmp(o, "resolvers")) {
+		if (!v || !*v) {
+			snprintf(err, errlen, "'resolvers' expects <resolvers_id> as argument.");
+			return -1;
+		}
+		free(s->resolvers_name);
+		s->resolvers_name = strdup(v);
+		return s->resolvers_name ? 0 : -1;
+	}
+	if (!strcmp(o, "resolve-prefer")) {
+		if (!v || (strcmp(v, "ipv4") && strcmp(v, "ipv6"))) {
+			snprintf(err, errlen, "'resolve-prefer' expects either ipv4 or ipv6 as "
+			         "argument..");
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(o, "resolve-net")) {
+		if (!v || !*v) {
+			snprintf(err, errlen, "'resolve-net' expects a list of networks.");
+			return -1;
+		}
+		if (srv_check_nets(v) < 0) {
+			snprintf(err, errlen, "'resolve-net' invalid network '%s'..", v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(o, "resolve-opts")) {
+		char buf[256], *save = NULL;
+
+		snprintf(buf, sizeof(buf), "%s", v ? v : "");
+		for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+			if (strcmp(w, "allow-dup-ip") && strcmp(w, "ignore-weight") &&
+			    strcmp(w, "prevent-dup-ip")) {
+				snprintf(err, errlen, "'resolve-opts' : unknown resolve-opts option '%s', "
+				         "supported methods are 'allow-dup-ip', 'ignore-weight', and "
+				         "'prevent-dup-ip'..", w);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	/* init-addr {last|libc|none|<ip>},... */
+	{
+		char buf[256], *save = NULL;
+		int n = 0;
+
+		snprintf(buf, sizeof(buf), "%s", v ? v : "");
+		for (char *w = strtok_r(buf, ",", &save); w && n < 7; w = strtok_r(NULL, ",", &save)) {
+			struct sl_addr a;
+			char sub[128];
+
+			if (!strcmp(w, "libc")) {
+				s->init_addr[n++] = INIT_ADDR_LIBC;
+			} else if (!strcmp(w, "last")) {
+				s->init_addr[n++] = INIT_ADDR_LAST;
+			} else if (!strcmp(w, "none")) {
+				s->init_addr[n++] = INIT_ADDR_NONE;
+			} else if (addr_parse(w, &a, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD |
+			                      ADDR_O_NO_UNIX | ADDR_O_NUMERIC, sub, sizeof(sub)) == 0) {
+				s->init_addr[n++] = INIT_ADDR_IP;
+				s->init_ip = a.ss;
+			} else {
+				snprintf(err, errlen, "'init-addr' : unknown init-addr method '%s', "
+				         "supported methods are 'libc', 'last', 'none'..", w);
+				return -1;
+			}
+		}
+		s->init_addr[n] = INIT_ADDR_NONE_SET;
+		return 0;
+	}
+}
+
 int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
                      int first, char *err, size_t errlen)
 {
@@ -216,6 +337,16 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 				return -1;
 			}
 			s->error_limit = v > 1000000 ? 1000000 : (int)v;
+			continue;
+		}
+		if (!strcmp(o, "resolvers") || !strcmp(o, "resolve-prefer") ||
+		    !strcmp(o, "resolve-net") || !strcmp(o, "resolve-opts") ||
+		    !strcmp(o, "init-addr")) {
+			if (srv_parse_dns_opt(s, o, i + 1 < nargs ? args[i + 1] : NULL, err,
+			                      errlen) < 0)
+				return -1;
+			if (i + 1 < nargs)
+				i++;
 			continue;
 		}
 		if (!strcmp(o, "track")) {
@@ -346,6 +477,7 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 			if (!strcmp(o, "cookie")) {
 				free(s->cookie);
 	free(s->track_name);
+	free(s->resolvers_name);
 				s->cookie = strdup(args[i]);
 			} else if (!strcmp(o, "pool-purge-delay")) {
 				int ms;
@@ -439,10 +571,55 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 	return 0;
 }
 
+/* The name in <addr_str> did not resolve (<why>): the server's init-addr
+ * methods in order (HAProxy's default: last, then libc). "none" starts it
+ * in maintenance without an address, "<ip>" uses that address with the
+ * port written; "last" and "libc" have nothing more to offer (no state
+ * file holds addresses here, and libc just failed). Returns 0, or -1 with
+ * the resolution error. */
+static int srv_init_addr(struct cfg_ctx *ctx, struct server *s, const char *addr_str,
+                         const char *why, char *err, size_t errlen)
+{
+	const char *colon = strrchr(addr_str, ':');
+	int port = colon && addr_str[0] != '[' ? atoi(colon + 1) : 0;
+
+	for (int i = 0; s->init_addr[i] != INIT_ADDR_NONE_SET; i++) {
+		if (s->init_addr[i] == INIT_ADDR_IP) {
+			s->addr.ss = s->init_ip;
+			s->addr.len = s->init_ip.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+			              sizeof(struct sockaddr_in);
+			if (s->addr.ss.ss_family == AF_INET)
+				((struct sockaddr_in *)&s->addr.ss)->sin_port = htons((uint16_t)port);
+			else
+				((struct sockaddr_in6 *)&s->addr.ss)->sin6_port = htons((uint16_t)port);
+			if (!port)
+				s->addr.flags |= ADDR_F_NO_PORT;
+			return 0;
+		}
+		if (s->init_addr[i] == INIT_ADDR_NONE) {
+			memset(&s->addr, 0, sizeof(s->addr));
+			s->addr.ss.ss_family = AF_INET;
+			s->addr.len = sizeof(struct sockaddr_in);
+			((struct sockaddr_in *)&s->addr.ss)->sin_port = htons((uint16_t)port);
+			s->no_addr = 1;
+			cfg_warning(ctx->file, ctx->line, "server '%s': %s: it starts in maintenance "
+			            "(init-addr none), and sluice does not resolve it again at run "
+			            "time.", s->name, why);
+			return 0;
+		}
+	}
+	/* HAProxy's words, with the name as written */
+	snprintf(err, errlen, "could not resolve address '%.*s'.",
+	         colon && addr_str[0] != '[' ? (int)(colon - addr_str) : (int)strlen(addr_str),
+	         addr_str);
+	return -1;
+}
+
 static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	struct proxy *be = ctx->px;
 	struct server *s, **n;
+	char unresolved[300] = "";
 
 	if (strcmp(args[0], "default-server") == 0)
 		return srv_parse_params(ctx, be->defsrv, args, nargs, 1, err, errlen);
@@ -475,9 +652,15 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	s->conf_file = strdup(ctx->file);
 	s->conf_line = ctx->line;
 	s->addr_str = strdup(args[2]);
-	if (addr_parse(args[2], &s->addr, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD, err, errlen) < 0)
-		goto fail;
+	if (addr_parse(args[2], &s->addr, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD, err, errlen) < 0) {
+		/* a name that does not resolve may wait for init-addr */
+		if (strncmp(err, "cannot resolve", 14) && !strstr(err, "has no IPv4 or IPv6"))
+			goto fail;
+		snprintf(unresolved, sizeof(unresolved), "%s", err);
+	}
 	if (srv_parse_params(ctx, s, args, nargs, 3, err, errlen) < 0)
+		goto fail;
+	if (*unresolved && srv_init_addr(ctx, s, args[2], unresolved, err, errlen) < 0)
 		goto fail;
 	if (s->addr.flags & ADDR_F_NO_PORT) {
 		snprintf(err, errlen, "server '%s': an address without a port is not supported "

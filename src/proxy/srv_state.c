@@ -158,12 +158,22 @@ static void be_recount(struct proxy *be, uint64_t now_ms, struct be_count *c)
 	be->be_up = up;
 }
 
+/* The state a server is in: the higher of its forced and inherited
+ * states, and maintenance while it has no address (init-addr none). */
+static int srv_admin_of(const struct server *s, int fad, int iad)
+{
+	int a = fad > iad ? fad : iad;
+
+	return s->no_addr ? SRV_ADMIN_MAINT : a;
+}
+
 void srv_state_init_one(struct server *s)
 {
 	atomic_store(&s->op_state, SRV_OP_UP);
 	s->chk_op = SRV_OP_UP;
 	s->fadmin = atomic_load(&s->admin);
 	s->iadmin = SRV_ADMIN_READY;
+	atomic_store(&s->admin, srv_admin_of(s, s->fadmin, s->iadmin));
 	chk_health_init(&s->chk_st.h, s->chk.rise, s->chk.fall);
 	s->chk_st.status = CHK_ST_INI;
 	s->chk_st.duration_ms = -1;
@@ -623,7 +633,7 @@ static void srv_admin_change(struct server *s, int fad, int iad, int agent,
 		s->fadmin = fad;
 	else
 		s->iadmin = iad;
-	admin = s->fadmin > s->iadmin ? s->fadmin : s->iadmin;
+	admin = srv_admin_of(s, s->fadmin, s->iadmin);
 	prev = atomic_load(&s->admin);
 	if (prev == admin) {
 		lock_release(&be->state_lock);
@@ -873,7 +883,7 @@ void srv_state_restore(struct server *s, const struct srv_saved *v, const char *
 		s->fadmin = SRV_ADMIN_MAINT;
 	else if (v->admin & SRV_SAVED_FDRAIN)
 		s->fadmin = SRV_ADMIN_DRAIN;
-	atomic_store(&s->admin, s->fadmin > s->iadmin ? s->fadmin : s->iadmin);
+	atomic_store(&s->admin, srv_admin_of(s, s->fadmin, s->iadmin));
 	op = v->op == 0 ? SRV_OP_DOWN : v->op == 3 ? SRV_OP_NOLB : SRV_OP_UP;
 	h->health = op == SRV_OP_DOWN || (v->admin & SRV_SAVED_FMAINT) ? 0 : h->rise + h->fall - 1;
 	if (s->check && v->check_status < CHK_ST_COUNT)
@@ -929,7 +939,7 @@ void srv_track_init(void)
 				if (!s->track || s->iadmin == ia)
 					continue;
 				s->iadmin = ia;
-				a = s->fadmin > ia ? s->fadmin : ia;
+				a = srv_admin_of(s, s->fadmin, ia);
 				atomic_store(&s->admin, a);
 				changed = 1;
 			}
@@ -953,7 +963,8 @@ int srv_admin_bits(struct server *s)
 
 	lock_take(&s->be->state_lock);
 	r = (s->fadmin == SRV_ADMIN_MAINT ? 0x01 : s->fadmin == SRV_ADMIN_DRAIN ? 0x08 : 0) |
-	    (s->iadmin == SRV_ADMIN_MAINT ? 0x02 : s->iadmin == SRV_ADMIN_DRAIN ? 0x10 : 0);
+	    (s->iadmin == SRV_ADMIN_MAINT ? 0x02 : s->iadmin == SRV_ADMIN_DRAIN ? 0x10 : 0) |
+	    (s->no_addr ? 0x20 : 0);
 	lock_release(&s->be->state_lock);
 	return r;
 }

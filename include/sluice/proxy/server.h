@@ -114,6 +114,12 @@ struct server {
 	int fadmin;                  /* admin state forced (CLI, agent, config, state file) */
 	int iadmin;                  /* admin state inherited from its tracked server;
 	                              * admin is the higher of both (state_lock) */
+	/* DNS: `resolvers` (names resolved at start-up only), `init-addr` */
+	char *resolvers_name;
+	int init_addr[8];            /* INIT_ADDR_* in order, 0-terminated */
+	struct sockaddr_storage init_ip;   /* for INIT_ADDR_IP */
+	int no_addr;                 /* init-addr none and the name did not resolve:
+	                              * in maintenance, "MAINT (resolution)" */
 	int dynamic;                 /* added by `add server` */
 	_Atomic int deleted;         /* removed by `del server`: kept until exit */
 	int non_purgeable;           /* referenced by the configuration (use-server,
