@@ -54,6 +54,7 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
+#include <sluice/lua/lua.h>
 #include <sluice/proxy/stream_int.h>
 
 #define FWD_MAX_ROUNDS 4
@@ -421,6 +422,8 @@ void stream_free(struct stream *s)
 	}
 	if (s->http_flags & SF_HTTP)
 		http_stream_release(s);
+	if (s->lua_run || s->lua_priv)
+		lua_stream_release(s);
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
 	stream_release_server(s);

@@ -57,6 +57,7 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream_int.h>
+#include <sluice/lua/lua.h>
 
 /* kept out of a head as HAProxy keeps tune.maxrewrite: the longest head is
  * tune.bufsize minus this, so 414 and 431 come at the same sizes */
@@ -130,12 +131,14 @@ static void txn_start(struct stream *s)
 	t->idle_start_ms = now_ms();
 }
 
-static void txn_cleanup(struct http_txn *t)
+static void txn_cleanup(struct stream *s, struct http_txn *t)
 {
 	/* comp_on stays for the log line of a transaction already logged:
 	 * the next txn_start() clears it */
 	comp_ctx_free(t->comp);
 	t->comp = NULL;
+	if (s->lua_run || s->lua_priv)
+		lua_stream_release(s);
 	free(t->retry_copy);
 	t->retry_copy = NULL;
 	vars_prune(&t->vars_txn);
@@ -594,7 +597,9 @@ static void http_body_wait(struct stream *s)
 	}
 	s->st = SST_HTTP_WAIT_REQ;   /* the analysis sets the next state */
 	http_analyze(s, 1);
-	if (s->st == SST_HTTP_BODY_WAIT)
+	/* a second wait is a rule that waits without end, unless an action
+	 * suspended itself (Lua) and asked to be called again */
+	if (s->st == SST_HTTP_BODY_WAIT && !s->txn->rule_busy)
 		http_reply_start(s, 500, NULL, 'P', 'R');
 }
 
@@ -1635,13 +1640,13 @@ static void txn_end(struct stream *s)
 	s->txn_count++;
 	if (s->h2s) {
 		/* one transaction per HTTP/2 stream */
-		txn_cleanup(t);
+		txn_cleanup(s, t);
 		t->flags |= TX_F_LOGGED;
 		s->st = SST_CLOSED;
 		return;
 	}
 	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {
-		txn_cleanup(t);
+		txn_cleanup(s, t);
 		t->flags |= TX_F_LOGGED;
 		conn_shutw(&s->cli);
 		s->st = SST_HTTP_LINGER;
@@ -1651,7 +1656,7 @@ static void txn_end(struct stream *s)
 		h1m_reset(&s->cli_m);
 		return;
 	}
-	txn_cleanup(t);
+	txn_cleanup(s, t);
 	stream_next_txn(s);
 	s->req.head = s->req.data = 0;
 	if (s->cli_m.rx.data) {
@@ -1773,7 +1778,7 @@ void http_stream_release(struct stream *s)
 	}
 	if (!t)
 		return;
-	txn_cleanup(t);
+	txn_cleanup(s, t);
 	pool_free(&pool_txn, t);
 	s->txn = NULL;
 }

@@ -260,10 +260,16 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
-	n = snprintf(s->res.area, s->res.size,
-	             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
-	             "content-length: %zu\r\n%s\r\n", rep->status, http_status_reason(rep->status),
-	             rep->content_type, rep->len, rep->extra_hdrs);
+	if (rep->raw_hdrs)
+		n = snprintf(s->res.area, s->res.size, "HTTP/1.1 %d %s\r\n%scontent-length: %zu\r\n\r\n",
+		             rep->status, rep->reason[0] ? rep->reason : http_status_reason(rep->status),
+		             rep->raw_hdrs, rep->len);
+	else
+		n = snprintf(s->res.area, s->res.size,
+		             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
+		             "content-length: %zu\r\n%s\r\n", rep->status,
+		             http_status_reason(rep->status), rep->content_type, rep->len,
+		             rep->extra_hdrs);
 	if (n < 0 || (size_t)n >= s->res.size)
 		return -1;
 	s->res.data = (size_t)n;
@@ -296,8 +302,10 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 		                            &t->req, &t->req_edit);
 	/* counted before the service runs, as HAProxy: a scrape sees itself */
 	CNT_INC(s->fe->fe_cnt.intercepted);
+	rep.svc = svc;
 	rc = svc->produce(s, &rep);
 	if (rc) {
+		free(rep.raw_hdrs);
 		free(rep.body);
 		reply_start_uncounted(s, rc > 0 ? rc : 500, NULL, 'P', 'R');
 		return;
@@ -305,7 +313,9 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	s->svc_body = rep.body;
 	s->svc_len = rep.len;
 	s->svc_off = 0;
-	if (service_put_head(s, &rep) < 0) {
+	rc = service_put_head(s, &rep);
+	free(rep.raw_hdrs);
+	if (rc < 0) {
 		http_service_release(s);
 		reply_start_uncounted(s, 500, NULL, 'P', 'R');
 		return;

@@ -107,6 +107,11 @@ struct act_env {
 	int strict_off;              /* internal: strict-mode off in effect */
 	int auth;                    /* DENY of `auth`: a 401 with a Basic challenge */
 	const char *auth_realm;      /* its realm, NULL: the default one */
+	int rule_busy;               /* in: the rule at env->resume yielded from inside
+	                              * its action (a Lua coroutine): resume it without
+	                              * evaluating its condition again; out: set by an
+	                              * action that yields that way. Keep it across
+	                              * the yield with env->resume. */
 };
 
 /* Bits of act_kw.sets */

@@ -102,6 +102,7 @@ struct http_txn {
 	int ana_step;                /* request analysis: next step (stream_http.c) */
 	struct list *resume;         /* rule to resume at after ACT_V_YIELD */
 	int act_strict_off;          /* strict-mode off, kept across a yield */
+	int rule_busy;               /* act_env.rule_busy, kept across a yield */
 	char cookie_term[3];         /* %tsc chars 3-4 (persistence cookie) */
 	int srv_from_cookie;         /* the request's cookie chose the server */
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */

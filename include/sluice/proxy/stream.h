@@ -129,6 +129,11 @@ struct stream {
 	struct stick_store stick_store[STICK_MAX_STORE];
 	int stick_nstore;
 	int stick_done;            /* the request's stick rules ran */
+	/* Lua (src/lua/): an http-request action suspended in its coroutine
+	 * (struct lua_run), and the transaction's private value (txn:set_priv);
+	 * released with the transaction (lua_stream_release()) */
+	void *lua_run;
+	void *lua_priv;
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
@@ -151,6 +156,12 @@ struct svc_reply {
 	char *body;                /* malloc'ed, handed over to the stream */
 	size_t len;
 	char extra_hdrs[512];      /* more header lines ("name: value\r\n"...) */
+	/* a service that writes its own head (Lua): every header line (malloc,
+	 * freed by the stream), instead of cache-control/content-type/extra_hdrs;
+	 * <reason> empty: the status's usual one */
+	char *raw_hdrs;
+	char reason[64];
+	const struct http_service *svc;  /* set by the stream: the service called */
 };
 
 struct http_service {

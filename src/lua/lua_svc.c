@@ -1,0 +1,344 @@
+/* Lua services (`core.register_service`, `http-request use-service
+ * lua.<name>`): the AppletHTTP object, and the minimal AppletTCP object
+ * the CLI commands of core.register_cli write through.
+ *
+ * This first version runs a service to its end in one call, when the
+ * request's head (and the part of its body already received) is there:
+ * the service's response is collected (status, headers, body) and handed
+ * to the stream as one block, which the stream sends as the client
+ * drains it (stream_reply.c). A service may therefore not yield
+ * (core.sleep, core.yield), and the body it can read is what arrived
+ * with the head (`option http-buffer-request` or `wait-for-body` before
+ * use-service gets all of it). See doc/configuration.md, "Lua".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/core/buf.h>
+#include <sluice/core/errmsg.h>
+#include <sluice/expr/sample.h>
+#include <sluice/expr/vars.h>
+#include <sluice/http/act.h>
+#include <sluice/http/msgedit.h>
+#include <sluice/http/txn.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/stream.h>
+#include <sluice/proxy/stream_int.h>
+#include "lua_int.h"
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void gb_add(struct growbuf *g, const char *p, size_t len)
+{
+	if (g->failed)
+		return;
+	if (g->len + len + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 1024;
+		char *n;
+
+		while (cap < g->len + len + 1)
+			cap *= 2;
+		n = realloc(g->p, cap);
+		if (!n) {
+			g->failed = 1;
+			return;
+		}
+		g->p = n;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, p, len);
+	g->len += len;
+	g->p[g->len] = 0;
+}
+
+struct lua_applet {
+	int status;
+	char reason[64];
+	int started;                 /* start_response() was called */
+	struct growbuf hdrs;         /* "name: value\r\n"... */
+	struct growbuf body;
+	struct ist rx;               /* request body available */
+	size_t rx_off;
+};
+
+#define APPLET_HTTP_MT "sluice.AppletHTTP"
+#define APPLET_TCP_MT  "sluice.AppletTCP"
+
+static struct lua_applet *cur_applet(lua_State *L)
+{
+	if (!lua_cur || !lua_cur->svc)
+		luaL_error(L, "this function is only available in a service");
+	return lua_cur->svc;
+}
+
+static int l_set_status(lua_State *L)
+{
+	struct lua_applet *a = cur_applet(L);
+	lua_Integer st = luaL_checkinteger(L, 2);
+	const char *reason = luaL_optstring(L, 3, NULL);
+
+	if (st < 100 || st > 999)
+		return luaL_argerror(L, 2, "invalid status code");
+	a->status = (int)st;
+	snprintf(a->reason, sizeof(a->reason), "%s", reason ? reason : "");
+	return 0;
+}
+
+static int l_add_header(lua_State *L)
+{
+	struct lua_applet *a = cur_applet(L);
+	size_t nl, vl;
+	const char *n = luaL_checklstring(L, 2, &nl);
+	const char *v = luaL_checklstring(L, 3, &vl);
+
+	if (memchr(n, '\r', nl) || memchr(n, '\n', nl) || memchr(v, '\r', vl) || memchr(v, '\n', vl))
+		return luaL_argerror(L, 3, "invalid header");
+	/* the body's length is sluice's to announce */
+	if ((nl == 14 && strncasecmp(n, "content-length", nl) == 0) ||
+	    (nl == 17 && strncasecmp(n, "transfer-encoding", nl) == 0))
+		return 0;
+	gb_add(&a->hdrs, n, nl);
+	gb_add(&a->hdrs, ": ", 2);
+	gb_add(&a->hdrs, v, vl);
+	gb_add(&a->hdrs, "\r\n", 2);
+	return 0;
+}
+
+static int l_start_response(lua_State *L)
+{
+	cur_applet(L)->started = 1;
+	return 0;
+}
+
+static int l_send(lua_State *L)
+{
+	size_t len;
+	const char *p = luaL_checklstring(L, 2, &len);
+
+	if (lua_cur && lua_cur->cli) {
+		struct cli_out *o = lua_cur->cli;
+
+		cli_printf(o, "%.*s", (int)len, p);
+		return 0;
+	}
+	gb_add(&cur_applet(L)->body, p, len);
+	return 0;
+}
+
+static int l_receive(lua_State *L)
+{
+	struct lua_applet *a;
+	lua_Integer want;
+	size_t left;
+
+	if (lua_cur && lua_cur->cli) {
+		lua_pushstring(L, "");
+		return 1;
+	}
+	a = cur_applet(L);
+	want = luaL_optinteger(L, 2, -1);
+	left = a->rx.len - a->rx_off;
+	if (want >= 0 && (size_t)want < left)
+		left = (size_t)want;
+	lua_pushlstring(L, a->rx.ptr + a->rx_off, left);
+	a->rx_off += left;
+	return 1;
+}
+
+static int l_getline(lua_State *L)
+{
+	struct lua_applet *a;
+	const char *nl;
+	size_t left, n;
+
+	if (lua_cur && lua_cur->cli) {
+		lua_pushstring(L, "");
+		return 1;
+	}
+	a = cur_applet(L);
+	left = a->rx.len - a->rx_off;
+	nl = memchr(a->rx.ptr + a->rx_off, '\n', left);
+	n = nl ? (size_t)(nl - (a->rx.ptr + a->rx_off)) + 1 : left;
+	lua_pushlstring(L, a->rx.ptr + a->rx_off, n);
+	a->rx_off += n;
+	return 1;
+}
+
+/* applet:set_var / get_var / unset_var: the TXN ones (same argument
+ * order: self, name, value) */
+static int l_txn_method(lua_State *L)
+{
+	const char *m = lua_tostring(L, lua_upvalueindex(1));
+
+	luaL_getmetatable(L, "sluice.TXN");
+	lua_getfield(L, -1, "__index");
+	lua_getfield(L, -1, m);
+	lua_insert(L, 1);
+	lua_pop(L, 2);
+	lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	return lua_gettop(L);
+}
+
+static void push_applet_http(lua_State *L, struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct ist path = http_uri_path(t->req.uri);
+	struct ist q = http_uri_query(t->req.uri);
+	const char *ver = t->req.version.ptr;
+
+	lua_createtable(L, 0, 8);
+	lua_pushlstring(L, t->req.method.ptr, t->req.method.len);
+	lua_setfield(L, -2, "method");
+	lua_pushlstring(L, path.ptr, path.len);
+	lua_setfield(L, -2, "path");
+	if (q.len && q.ptr[0] == '?') {
+		q.ptr++;
+		q.len--;
+	}
+	lua_pushlstring(L, q.ptr ? q.ptr : "", q.ptr ? q.len : 0);
+	lua_setfield(L, -2, "qs");
+	/* "HTTP/1.1" -> "1.1" */
+	if (ver && t->req.version.len > 5)
+		lua_pushlstring(L, ver + 5, t->req.version.len - 5);
+	else
+		lua_pushstring(L, "1.1");
+	lua_setfield(L, -2, "version");
+	lua_pushinteger(L, t->req_body.done ? (lua_Integer)t->req.content_length : 0);
+	lua_setfield(L, -2, "length");
+	/* headers: as txn.http:req_get_headers() */
+	lua_getfield(L, LUA_REGISTRYINDEX, "sluice.f");
+	lua_getfield(L, -1, "http");
+	lua_getfield(L, -1, "req_get_headers");
+	lua_pushvalue(L, -2);
+	lua_call(L, 1, 1);
+	lua_setfield(L, -4, "headers");
+	lua_getfield(L, -2, "f");
+	lua_setfield(L, -4, "f");
+	lua_getfield(L, -2, "sf");
+	lua_setfield(L, -4, "sf");
+	lua_getfield(L, -2, "c");
+	lua_setfield(L, -4, "c");
+	lua_getfield(L, -2, "sc");
+	lua_setfield(L, -4, "sc");
+	lua_pop(L, 2);
+	luaL_setmetatable(L, APPLET_HTTP_MT);
+}
+
+void lua_push_cli_applet(lua_State *L)
+{
+	lua_newtable(L);
+	luaL_setmetatable(L, APPLET_TCP_MT);
+}
+
+static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua_fn *fn)
+{
+	struct http_txn *t = s->txn;
+	struct lua_applet a;
+	struct smp_ctx c;
+	struct lua_run *run;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.status = 200;
+	if (t->req.head_len && s->req.data > t->req.head_len) {
+		a.rx.ptr = buf_head(&s->req) + t->req.head_len;
+		a.rx.len = s->req.data - t->req.head_len;
+	}
+	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
+	run = lua_run_new(fn, "applet", 0, (uint64_t)lua_cfg.service_timeout_ms);
+	if (!run)
+		return -1;
+	run->s = s;
+	run->smp = &c;
+	run->px = s->fe;
+	run->svc = &a;
+	push_applet_http(run->co, s);
+	run->nargs = 1;
+	rc = lua_run_resume(run);
+	lua_run_free(run);
+	if (rc != LUA_OK || a.hdrs.failed || a.body.failed) {
+		free(a.hdrs.p);
+		free(a.body.p);
+		return -1;
+	}
+	out->status = a.status;
+	snprintf(out->reason, sizeof(out->reason), "%s", a.reason);
+	out->raw_hdrs = a.hdrs.p ? a.hdrs.p : strdup("");
+	out->body = a.body.p;
+	out->len = a.body.len;
+	return 0;
+}
+
+/* One http_service per registered name; its produce() finds the name. */
+struct lua_service {
+	struct http_service svc;
+	const struct lua_fn *fn;
+};
+
+static int produce_any(struct stream *s, struct svc_reply *out)
+{
+	const struct lua_service *ls = (const struct lua_service *)out->svc;
+
+	return ls ? svc_produce(s, out, ls->fn) : -1;
+}
+
+int lua_reg_service(struct lua_fn *fn, char *err, size_t errlen)
+{
+	struct lua_service *ls = calloc(1, sizeof(*ls));
+	char *name = malloc(strlen(fn->name) + 5);
+
+	if (!ls || !name) {
+		free(ls);
+		free(name);
+		return errmsg_set(err, errlen, "out of memory");
+	}
+	if (fn->svc_tcp) {
+		free(ls);
+		free(name);
+		return errmsg_set(err, errlen, "Lua service '%s': 'tcp' services are not "
+		                  "supported yet", fn->name);
+	}
+	sprintf(name, "lua.%s", fn->name);
+	ls->svc.as.name = name;
+	ls->svc.log_name = "<LUA>";
+	ls->svc.produce = produce_any;
+	ls->fn = fn;
+	http_service_register(&ls->svc);
+	fn->reg = ls;
+	return 0;
+}
+
+void lua_api_applet(lua_State *L)
+{
+	static const luaL_Reg http_fns[] = {
+		{ "set_status", l_set_status }, { "add_header", l_add_header },
+		{ "start_response", l_start_response }, { "send", l_send },
+		{ "receive", l_receive }, { "getline", l_getline },
+		{ NULL, NULL }
+	};
+	static const luaL_Reg tcp_fns[] = {
+		{ "send", l_send }, { "receive", l_receive }, { "getline", l_getline },
+		{ NULL, NULL }
+	};
+	static const char *const var_fns[] = { "set_var", "get_var", "unset_var",
+	                                       "set_priv", "get_priv" };
+
+	luaL_newmetatable(L, APPLET_HTTP_MT);
+	luaL_newlib(L, http_fns);
+	for (size_t i = 0; i < sizeof(var_fns) / sizeof(var_fns[0]); i++) {
+		lua_pushstring(L, var_fns[i]);
+		lua_pushcclosure(L, l_txn_method, 1);
+		lua_setfield(L, -2, var_fns[i]);
+	}
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, APPLET_TCP_MT);
+	luaL_newlib(L, tcp_fns);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
