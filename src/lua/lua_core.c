@@ -385,6 +385,8 @@ int lua_run_resume(struct lua_run *run)
 		const char *msg = lua_tostring(co, -1);
 
 		if (strcmp(msg, "execution timeout") == 0)
+			run->timed_out = 1;
+		if (run->timed_out)
 			lua_report(run->px, "Lua %s '%s': execution timeout.", run->what, run->fn->name);
 		else
 			lua_report(run->px, "Lua %s '%s': runtime error: %s.", run->what, run->fn->name, msg);

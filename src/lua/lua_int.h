@@ -76,6 +76,7 @@ struct lua_run {
 	int started;
 	int done;                    /* txn:done() / core.done() was called */
 	int replied;                 /* txn:done(reply) wrote a reply */
+	int timed_out;               /* ended by its time limit */
 	/* context the API reaches */
 	struct stream *s;
 	struct act_env *env;

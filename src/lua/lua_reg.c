@@ -155,7 +155,14 @@ static enum act_verdict act_exec_lua(const struct act_rule *r, struct act_env *e
 			env->wait_exp_ms = 1;
 		return ACT_V_YIELD;
 	}
-	v = rc == LUA_OK ? act_result(run, env) : ACT_V_ERROR;
+	/* a runtime error is logged and the rules go on, as in HAProxy; a
+	 * script that ran out of time did not do what it was there for (an
+	 * access check, say): the request ends with an error (500 for a
+	 * request) rather than pass unchecked, where HAProxy 2.6 goes on */
+	if (rc == LUA_OK)
+		v = act_result(run, env);
+	else
+		v = run->timed_out ? ACT_V_ERROR : ACT_V_CONTINUE;
 	if (v == ACT_V_REPLY && !env->reply)
 		v = ACT_V_REJECT;
 	lua_run_free(run);
