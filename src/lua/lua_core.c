@@ -260,7 +260,7 @@ static int vm_load_file(struct lua_vm *vm, const char *path, char **args, int na
 	rc = lua_pcall(L, nargs, 0, 0);
 	lua_cur = saved;
 	if (rc != LUA_OK) {
-		errmsg_set(err, errlen, "lua runtime error: %s",
+		errmsg_set(err, errlen, "Lua runtime error: %s",
 		           lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error");
 		lua_pop(L, 1);
 		return -1;

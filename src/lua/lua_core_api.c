@@ -557,8 +557,15 @@ static const char lua_prelude[] =
 	"  function b:dump() return table.concat(self.parts) end\n"
 	"  return b\n"
 	"end\n"
-	"core.regex = { new = core._regex_new }\n"
-	"core._regex_new = nil\n";
+	"Regex = { new = core._regex_new }\n"
+	"core._regex_new = nil\n"
+	"Map = { new = core._map_new }\n"
+	"for _, m in ipairs({ 'int', 'ip', 'bin', 'len', 'str', 'beg', 'sub', 'dir', 'dom',\n"
+	"                     'end', 'reg' }) do\n"
+	"  Map['_' .. m] = core['map_' .. m]\n"
+	"  Map[m] = core['map_' .. m]\n"
+	"end\n"
+	"core._map_new = nil\n";
 
 void lua_api_core(lua_State *L)
 {
@@ -570,7 +577,7 @@ void lua_api_core(lua_State *L)
 		{ "get_info", l_get_info }, { "thread_id", l_thread },
 		{ "add_acl", l_add_acl }, { "del_acl", l_del_acl },
 		{ "set_map", l_set_map }, { "del_map", l_del_acl },
-		{ "Map", l_map_new }, { "_regex_new", l_regex_new },
+		{ "_map_new", l_map_new }, { "_regex_new", l_regex_new },
 		{ "register_action", l_register_action },
 		{ "register_fetches", l_register_fetches },
 		{ "register_converters", l_register_converters },

@@ -216,12 +216,12 @@ static int smp_run(const struct lua_fn *fn, const struct smp_args *args, struct 
 	run->smp = ctx;
 	run->px = s ? s->fe : NULL;
 	run->dir = ctx->dir;
-	lua_push_txn(run->co, s && s->txn);
+	/* a fetch gets the TXN object, a converter its input as a string */
+	if (conv)
+		lua_push_sample(run->co, smp, 1);
+	else
+		lua_push_txn(run->co, s && s->txn);
 	run->nargs = 1;
-	if (conv) {
-		lua_push_sample(run->co, smp, 0);
-		run->nargs++;
-	}
 	for (int i = 0; i < args->n && i < SMP_MAX_ARGS; i++) {
 		if (args->a[i].type == ARGT_SINT)
 			lua_pushinteger(run->co, (lua_Integer)args->a[i].data.sint);
@@ -258,6 +258,15 @@ static int smp_run(const struct lua_fn *fn, const struct smp_args *args, struct 
 				smp->opt = opt;
 				ok = 1;
 			}
+		} else {
+			/* nil, a table...: the boolean false, as in HAProxy (a
+			 * value all the same: "-m found" matches) */
+			unsigned int opt = smp->opt;
+
+			memset(smp, 0, sizeof(*smp));
+			smp->type = SMP_T_BOOL;
+			smp->opt = opt;
+			ok = 1;
 		}
 	}
 	lua_run_free(run);
