@@ -86,7 +86,12 @@ static void *lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 		vm->mem -= osize;
 		return NULL;
 	}
-	if (lua_cfg.maxmem && nsize > osize && vm->mem + (nsize - osize) > lua_cfg.maxmem)
+	/* the limit applies while a script runs (lua_cur is one of this
+	 * state's runs): a memory error is then caught by its resume; the
+	 * set-up around a run (coroutine, arguments) is not protected and
+	 * must not fail that way */
+	if (lua_cfg.maxmem && nsize > osize && vm->mem + (nsize - osize) > lua_cfg.maxmem &&
+	    lua_cur && lua_cur->vm == vm)
 		return NULL;
 	ptr = realloc(ptr, nsize);
 	if (ptr)

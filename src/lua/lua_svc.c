@@ -257,7 +257,15 @@ static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua
 	run->smp = &c;
 	run->px = s->fe;
 	run->svc = &a;
-	push_applet_http(run->co, s);
+	{
+		/* the headers table is made by the HTTP object's function,
+		 * which reads the current run */
+		struct lua_run *saved = lua_cur;
+
+		lua_cur = run;
+		push_applet_http(run->co, s);
+		lua_cur = saved;
+	}
 	run->nargs = 1;
 	rc = lua_run_resume(run);
 	lua_run_free(run);
