@@ -375,15 +375,12 @@ int lua_run_resume(struct lua_run *run)
 		lua_vm_leave(run->vm);
 		return LUA_YIELD;
 	}
-	if (rc == LUA_OK) {
-		/* keep the results on the coroutine's stack for the caller */
-		lua_vm_leave(run->vm);
-		return LUA_OK;
-	}
+	run->entered = 1;
+	if (rc == LUA_OK)
+		return LUA_OK;   /* the results stay on the coroutine's stack */
 	if (lua_touserdata(co, -1) == &lua_done_marker) {
 		run->done = 1;
 		lua_settop(co, 0);
-		lua_vm_leave(run->vm);
 		return LUA_OK;
 	}
 	if (lua_type(co, -1) == LUA_TSTRING) {
@@ -399,7 +396,6 @@ int lua_run_resume(struct lua_run *run)
 		lua_report(run->px, "Lua %s '%s' returned an unknown error.", run->what, run->fn->name);
 	}
 	lua_settop(co, 0);
-	lua_vm_leave(run->vm);
 	return rc;
 }
 
@@ -407,12 +403,12 @@ void lua_run_free(struct lua_run *run)
 {
 	if (!run)
 		return;
-	lua_vm_enter(run->vm);
+	if (!run->entered)
+		lua_vm_enter(run->vm);
 	luaL_unref(run->vm->L, LUA_REGISTRYINDEX, run->co_ref);
 	lua_vm_leave(run->vm);
 	free(run);
 }
-
 /* ------------------------------------------------------------------ configuration */
 
 #define KW_ARGS struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen

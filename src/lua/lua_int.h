@@ -77,6 +77,7 @@ struct lua_run {
 	int done;                    /* txn:done() / core.done() was called */
 	int replied;                 /* txn:done(reply) wrote a reply */
 	int timed_out;               /* ended by its time limit */
+	int entered;                 /* holds its state (lock) until lua_run_free() */
 	/* context the API reaches */
 	struct stream *s;
 	struct act_env *env;
@@ -125,7 +126,9 @@ struct lua_vm *lua_fn_target(const struct lua_fn *fn, int *ref);
 struct lua_run *lua_run_new(const struct lua_fn *fn, const char *what, int yieldable,
                             uint64_t timeout_ms);
 /* Returns LUA_OK (results on run->co's stack), LUA_YIELD, or an error
- * code with a message already reported through lua_report(). */
+ * code with a message already reported through lua_report(). Once the
+ * run ended (anything but LUA_YIELD) the state stays entered, so that the
+ * caller reads the results under the lock, until lua_run_free(). */
 int lua_run_resume(struct lua_run *run);
 void lua_run_free(struct lua_run *run);
 /* Enter/leave the VM of a run (lock for the shared state). Nesting on
