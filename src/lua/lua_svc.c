@@ -2,20 +2,27 @@
  * lua.<name>`): the AppletHTTP object, and the minimal AppletTCP object
  * the CLI commands of core.register_cli write through.
  *
- * This first version runs a service to its end in one call, when the
- * request's head (and the part of its body already received) is there:
- * the service's response is collected (status, headers, body) and handed
- * to the stream as one block, which the stream sends as the client
- * drains it (stream_reply.c). A service may therefore not yield
- * (core.sleep, core.yield), and the body it can read is what arrived
- * with the head (`option http-buffer-request` or `wait-for-body` before
- * use-service gets all of it). See doc/configuration.md, "Lua".
+ * A service starts when the request's head (and the part of its body
+ * already received) is there. Until it calls applet:start_response() it
+ * cannot yield (the head must be complete when the stream sends it): if
+ * it ends before yielding, its whole response goes out with a
+ * content-length. Once started it may yield (core.msleep, core.yield, a
+ * forced yield, or a send that filled a 16 kB block): the head goes out
+ * with chunked framing, the body so far follows, and the stream asks the
+ * service for more each time the client drained what it had
+ * (svc_live_ops, stream_reply.c), waking on the service's sleep date or
+ * at once after a forced yield; memory per response is one block. The
+ * request body the service can read is what arrived with the head
+ * (`option http-buffer-request` or `wait-for-body` before use-service
+ * gets all of it). See doc/configuration.md, "Lua".
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/buf.h>
+#include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
+#include <sluice/core/sched.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
@@ -112,6 +119,19 @@ static int l_add_header(lua_State *L)
 static int l_start_response(lua_State *L)
 {
 	cur_applet(L)->started = 1;
+	/* from now on the head is complete: the service may yield */
+	lua_cur->yieldable = 1;
+	return 0;
+}
+
+/* A block this large goes to the client before the service goes on. */
+#define LIVE_BLOCK 16384
+
+static int send_k(lua_State *L, int status, lua_KContext ctx)
+{
+	(void)L;
+	(void)status;
+	(void)ctx;
 	return 0;
 }
 
@@ -127,6 +147,10 @@ static int l_send(lua_State *L)
 		return 0;
 	}
 	gb_add(&cur_applet(L)->body, p, len);
+	if (cur_applet(L)->body.len >= LIVE_BLOCK && lua_cur->yieldable && lua_isyieldable(L)) {
+		lua_cur->wake_ms = 0;
+		return lua_yieldk(L, 0, 0, send_k);
+	}
 	return 0;
 }
 
@@ -235,50 +259,140 @@ void lua_push_cli_applet(lua_State *L)
 	luaL_setmetatable(L, APPLET_TCP_MT);
 }
 
+/* A service whose response started and which yielded: it goes on as the
+ * client drains its body (svc_live_ops). */
+struct lua_live {
+	struct lua_run *run;
+	struct lua_applet a;
+	struct smp_ctx c;
+	int finished;
+};
+
+static void live_free(struct lua_live *lv)
+{
+	if (!lv)
+		return;
+	lua_run_free(lv->run);
+	free(lv->a.hdrs.p);
+	free(lv->a.body.p);
+	free(lv);
+}
+
+static void live_release(void *p)
+{
+	live_free(p);
+}
+
+/* After a yield: when to call again. */
+static void live_wake(struct stream *s, struct lua_live *lv)
+{
+	s->svc_wake_ms = lv->run->wake_ms;
+	if (!s->svc_wake_ms)
+		task_wakeup(s->task, TASK_WOKEN_OTHER);   /* forced yield, or a full send */
+}
+
+/* Runs the service on until it yields or ends. Returns the resume code. */
+static int live_resume(struct stream *s, struct lua_live *lv)
+{
+	stream_smp_ctx_init(s, &lv->c, SMP_DIR_REQ);
+	lv->run->s = s;
+	lv->run->smp = &lv->c;
+	lv->run->px = s->fe;
+	lv->run->svc = &lv->a;
+	return lua_run_resume(lv->run);
+}
+
+static int live_more(struct stream *s, char **body, size_t *len)
+{
+	struct lua_live *lv = s->svc_live;
+	int rc;
+
+	if (lv->finished)
+		return -1;
+	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms) {
+		s->svc_wake_ms = lv->run->wake_ms;
+		return 0;
+	}
+	s->svc_wake_ms = 0;
+	/* the request's body is read at the start only (see the top) */
+	lv->a.rx.ptr = NULL;
+	lv->a.rx.len = lv->a.rx_off = 0;
+	rc = live_resume(s, lv);
+	if (rc != LUA_YIELD) {
+		/* ended (an error after the head went out ends the body
+		 * where it is: logged by lua_run_resume()) */
+		lua_run_free(lv->run);
+		lv->run = NULL;
+		lv->finished = 1;
+	} else {
+		live_wake(s, lv);
+	}
+	if (lv->a.body.failed)
+		return -1;
+	if (!lv->a.body.len)
+		return lv->finished ? -1 : 0;
+	*body = lv->a.body.p;
+	*len = lv->a.body.len;
+	memset(&lv->a.body, 0, sizeof(lv->a.body));
+	return 1;
+}
+
+static const struct svc_live_ops live_ops = { live_more, live_release };
+
 static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua_fn *fn)
 {
 	struct http_txn *t = s->txn;
-	struct lua_applet a;
-	struct smp_ctx c;
-	struct lua_run *run;
+	struct lua_live *lv = calloc(1, sizeof(*lv));
 	int rc;
 
-	memset(&a, 0, sizeof(a));
-	a.status = 200;
-	if (t->req.head_len && s->req.data > t->req.head_len) {
-		a.rx.ptr = buf_head(&s->req) + t->req.head_len;
-		a.rx.len = s->req.data - t->req.head_len;
-	}
-	stream_smp_ctx_init(s, &c, SMP_DIR_REQ);
-	run = lua_run_new(fn, "applet", 0, (uint64_t)lua_cfg.service_timeout_ms);
-	if (!run)
+	if (!lv)
 		return -1;
-	run->s = s;
-	run->smp = &c;
-	run->px = s->fe;
-	run->svc = &a;
+	lv->a.status = 200;
+	if (t->req.head_len && s->req.data > t->req.head_len) {
+		lv->a.rx.ptr = buf_head(&s->req) + t->req.head_len;
+		lv->a.rx.len = s->req.data - t->req.head_len;
+	}
+	stream_smp_ctx_init(s, &lv->c, SMP_DIR_REQ);
+	/* not yieldable until start_response(): the head must be complete
+	 * when the stream sends it */
+	lv->run = lua_run_new(fn, "applet", 0, (uint64_t)lua_cfg.service_timeout_ms);
+	if (!lv->run) {
+		free(lv);
+		return -1;
+	}
+	lv->run->s = s;
+	lv->run->smp = &lv->c;
+	lv->run->px = s->fe;
+	lv->run->svc = &lv->a;
 	{
 		/* the headers table is made by the HTTP object's function,
 		 * which reads the current run */
 		struct lua_run *saved = lua_cur;
 
-		lua_cur = run;
-		push_applet_http(run->co, s);
+		lua_cur = lv->run;
+		push_applet_http(lv->run->co, s);
 		lua_cur = saved;
 	}
-	run->nargs = 1;
-	rc = lua_run_resume(run);
-	lua_run_free(run);
-	if (rc != LUA_OK || a.hdrs.failed || a.body.failed) {
-		free(a.hdrs.p);
-		free(a.body.p);
+	lv->run->nargs = 1;
+	rc = lua_run_resume(lv->run);
+	if ((rc != LUA_OK && rc != LUA_YIELD) || lv->a.hdrs.failed || lv->a.body.failed) {
+		live_free(lv);
 		return -1;
 	}
-	out->status = a.status;
-	snprintf(out->reason, sizeof(out->reason), "%s", a.reason);
-	out->raw_hdrs = a.hdrs.p ? a.hdrs.p : strdup("");
-	out->body = a.body.p;
-	out->len = a.body.len;
+	out->status = lv->a.status;
+	snprintf(out->reason, sizeof(out->reason), "%s", lv->a.reason);
+	out->raw_hdrs = lv->a.hdrs.p ? lv->a.hdrs.p : strdup("");
+	lv->a.hdrs.p = NULL;
+	out->body = lv->a.body.p;
+	out->len = lv->a.body.len;
+	memset(&lv->a.body, 0, sizeof(lv->a.body));
+	if (rc == LUA_YIELD) {
+		out->live = lv;
+		out->live_ops = &live_ops;
+		live_wake(s, lv);
+		return 0;
+	}
+	live_free(lv);
 	return 0;
 }
 

@@ -1738,7 +1738,8 @@ uint64_t http_stream_expiry(const struct stream *s)
 	case SST_HTTP_LINGER:
 		return s->http_exp;
 	case SST_HTTP_XFER:
-		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? 0 : s->srv_exp);
+		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? s->svc_wake_ms :
+		                                                                s->srv_exp);
 	default:
 		return 0;
 	}

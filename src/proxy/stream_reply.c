@@ -249,6 +249,12 @@ void http_service_release(struct stream *s)
 	free(s->svc_body);
 	s->svc_body = NULL;
 	s->svc_len = s->svc_off = 0;
+	if (s->svc_live) {
+		s->svc_live_ops->release(s->svc_live);
+		s->svc_live = NULL;
+		s->svc_live_ops = NULL;
+	}
+	s->svc_wake_ms = 0;
 }
 
 /* The response head of <rep> in the empty response buffer. Returns 0, or
@@ -260,7 +266,11 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
-	if (rep->raw_hdrs)
+	if (rep->raw_hdrs && rep->live)
+		n = snprintf(s->res.area, s->res.size, "HTTP/1.1 %d %s\r\n%stransfer-encoding: chunked\r\n\r\n",
+		             rep->status, rep->reason[0] ? rep->reason : http_status_reason(rep->status),
+		             rep->raw_hdrs);
+	else if (rep->raw_hdrs)
 		n = snprintf(s->res.area, s->res.size, "HTTP/1.1 %d %s\r\n%scontent-length: %zu\r\n\r\n",
 		             rep->status, rep->reason[0] ? rep->reason : http_status_reason(rep->status),
 		             rep->raw_hdrs, rep->len);
@@ -307,12 +317,24 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	if (rc) {
 		free(rep.raw_hdrs);
 		free(rep.body);
+		if (rep.live)
+			rep.live_ops->release(rep.live);
 		reply_start_uncounted(s, rc > 0 ? rc : 500, NULL, 'P', 'R');
 		return;
 	}
 	s->svc_body = rep.body;
 	s->svc_len = rep.len;
 	s->svc_off = 0;
+	if (rep.live) {
+		/* a body still to come: svc_body stays set until it ends */
+		s->svc_live = rep.live;
+		s->svc_live_ops = rep.live_ops;
+		if (!s->svc_body && !(s->svc_body = malloc(1))) {
+			http_service_release(s);
+			reply_start_uncounted(s, 500, NULL, 'P', 'R');
+			return;
+		}
+	}
 	rc = service_put_head(s, &rep);
 	free(rep.raw_hdrs);
 	if (rc < 0) {
@@ -339,7 +361,31 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 {
 	size_t n;
 
-	if (!s->svc_body || s->svc_off >= s->svc_len)
+	if (!s->svc_body)
+		return 0;
+	if (s->svc_off >= s->svc_len && s->svc_live) {
+		/* drained: the service's next block, if it has one */
+		char *body = NULL;
+		size_t len = 0;
+		int rc = s->svc_live_ops->more(s, &body, &len);
+
+		if (rc == 0)
+			return 0;
+		free(s->svc_body);
+		s->svc_body = NULL;
+		s->svc_len = s->svc_off = 0;
+		if (rc < 0) {
+			http_service_release(s);   /* complete: svc_body NULL ends it */
+			return 1;
+		}
+		s->svc_body = body ? body : malloc(1);
+		s->svc_len = body ? len : 0;
+		if (!s->svc_body) {
+			http_service_release(s);
+			return 1;
+		}
+	}
+	if (s->svc_off >= s->svc_len)
 		return 0;
 	buf_realign(dst);
 	n = buf_room(dst);
@@ -350,7 +396,7 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 	memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
 	dst->data += n;
 	s->svc_off += n;
-	if (s->svc_off == s->svc_len)
+	if (s->svc_off == s->svc_len && !s->svc_live)
 		http_service_release(s);   /* all of it is in the buffer */
 	return 1;
 }

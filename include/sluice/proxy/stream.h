@@ -123,6 +123,12 @@ struct stream {
 	 * bounded by the configuration, never by traffic */
 	char *svc_body;
 	size_t svc_len, svc_off;
+	/* a service that produces its body as it goes (Lua): asked for the
+	 * next block once svc_body is drained; svc_wake_ms is when to ask
+	 * again when it had nothing (0: it woke the task itself) */
+	const struct svc_live_ops *svc_live_ops;
+	void *svc_live;
+	uint64_t svc_wake_ms;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
 	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
 	/* stick store-request keys waiting for the server (stick_rules.c) */
@@ -162,6 +168,19 @@ struct svc_reply {
 	char *raw_hdrs;
 	char reason[64];
 	const struct http_service *svc;  /* set by the stream: the service called */
+	/* a body that goes on after <body> (sent chunked): see svc_live_ops */
+	void *live;
+	const struct svc_live_ops *live_ops;
+};
+
+/* A body that comes as the service produces it (chunked to the client).
+ * more() returns 1 with the next block (malloc, may be empty) in
+ * *body and *len, 0 when it has nothing yet (it set s->svc_wake_ms or woke
+ * the stream's task), -1 when the body is complete. release() drops the
+ * producer (end of transaction, whether complete or not). Owner thread. */
+struct svc_live_ops {
+	int (*more)(struct stream *s, char **body, size_t *len);
+	void (*release)(void *live);
 };
 
 struct http_service {
