@@ -383,7 +383,9 @@ int lua_run_resume(struct lua_run *run)
 		lua_settop(co, 0);
 		return LUA_OK;
 	}
-	if (lua_type(co, -1) == LUA_TSTRING) {
+	if (rc == LUA_ERRMEM) {
+		lua_report(run->px, "Lua %s '%s': out of memory error.", run->what, run->fn->name);
+	} else if (lua_type(co, -1) == LUA_TSTRING) {
 		const char *msg = lua_tostring(co, -1);
 
 		if (strcmp(msg, "execution timeout") == 0)
