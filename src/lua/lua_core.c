@@ -185,6 +185,7 @@ static struct lua_vm *vm_new(int tid)
 	lua_api_core(vm->L);
 	lua_api_txn(vm->L);
 	lua_api_applet(vm->L);
+	lua_api_px(vm->L);
 	/* core.thread: 0 in the shared state, as HAProxy's manual says, else
 	 * the thread's number (from 1) */
 	lua_getglobal(vm->L, "core");
@@ -589,6 +590,13 @@ static int lua_post(void)
 			}
 		}
 	}
+	/* the proxies exist now: core.proxies & co in every state */
+	if (lua_shared) {
+		lua_px_publish(lua_shared->L);
+	}
+	for (int t = 0; t < global.nbthread && t < MAX_THREADS; t++)
+		if (lua_thread_vm[t])
+			lua_px_publish(lua_thread_vm[t]->L);
 	if (lua_shared)
 		errors += run_inits(lua_shared);
 	for (int t = 0; t < global.nbthread && t < MAX_THREADS; t++)

@@ -148,6 +148,8 @@ int lua_raise_done(lua_State *L);
 void lua_api_core(lua_State *L);      /* lua_core_api.c: core.*, act.* */
 void lua_api_txn(lua_State *L);       /* lua_txn.c: TXN, Fetches, Converters, HTTP */
 void lua_api_applet(lua_State *L);    /* lua_svc.c */
+void lua_api_px(lua_State *L);        /* lua_px.c: Proxy, Server */
+void lua_px_publish(lua_State *L);    /* core.proxies/frontends/backends */
 int lua_push_txn(lua_State *L, int http);
 void lua_push_cli_applet(lua_State *L);
 

@@ -1,0 +1,301 @@
+/* core.proxies, core.frontends, core.backends and the Proxy and Server
+ * objects of HAProxy 2.6's Lua API (the part of them this release has:
+ * names and ids, statistics as `show stat` has them, weights and the
+ * administrative state of servers).
+ *
+ * The tables are built once the configuration is read (lua_px_publish(),
+ * from lua_core.c's post-parse hook, one thread); proxies and servers live
+ * as long as the process, so the objects hold plain pointers. Changing a
+ * server goes through the same functions as the CLI (stats_set_weight(),
+ * srv_set_admin()), with their locking.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/stats.h>
+#include <sluice/proxy/proxy.h>
+#include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_state.h>
+#include "lua_int.h"
+
+#define PROXY_MT  "sluice.Proxy"
+#define SERVER_MT "sluice.Server"
+
+/* The column names of `show stat`, in order (its CSV header). */
+static char *col_names[ST_COUNT];
+
+static void load_col_names(void)
+{
+	struct cli_out o = { 0 };
+	char *p, *save = NULL;
+	int i = 0;
+
+	if (col_names[0])
+		return;
+	stats_csv_header(&o);
+	if (!o.buf)
+		return;
+	p = o.buf;
+	if (*p == '#')
+		p++;
+	while (*p == ' ')
+		p++;
+	for (char *w = strtok_r(p, ",\n", &save); w && i < ST_COUNT; w = strtok_r(NULL, ",\n", &save))
+		col_names[i++] = strdup(w);
+	free(o.buf);
+}
+
+/* A stats row as a table of column name -> value (numbers as integers). */
+static void push_row(lua_State *L, struct stat_row *r)
+{
+	load_col_names();
+	lua_createtable(L, 0, ST_COUNT);
+	for (int i = 0; i < ST_COUNT; i++) {
+		const char *v = r->f[i];
+		char *end;
+		long long n;
+
+		if (!v || !col_names[i])
+			continue;
+		n = strtoll(v, &end, 10);
+		if (*v && !*end)
+			lua_pushinteger(L, (lua_Integer)n);
+		else
+			lua_pushstring(L, v);
+		lua_setfield(L, -2, col_names[i]);
+	}
+	stats_row_free(r);
+}
+
+/* ------------------------------------------------------------------ Server */
+
+static struct server *srv_arg(lua_State *L)
+{
+	struct server *s;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "__srv");
+	s = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!s)
+		luaL_argerror(L, 1, "Server object expected");
+	return s;
+}
+
+static int s_get_name(lua_State *L)
+{
+	lua_pushstring(L, srv_arg(L)->name);
+	return 1;
+}
+
+static int s_get_puid(lua_State *L)
+{
+	lua_pushinteger(L, srv_arg(L)->puid);
+	return 1;
+}
+
+static int s_get_addr(lua_State *L)
+{
+	struct server *s = srv_arg(L);
+
+	lua_pushstring(L, s->addr_str ? s->addr_str : "");
+	return 1;
+}
+
+static int s_get_stats(lua_State *L)
+{
+	struct server *s = srv_arg(L);
+	struct stat_row r;
+
+	memset(&r, 0, sizeof(r));
+	stats_row_server(&r, s->be, s, CLI_LEVEL_ADMIN);
+	push_row(L, &r);
+	return 1;
+}
+
+static int s_get_weight(lua_State *L)
+{
+	lua_pushinteger(L, atomic_load(&srv_arg(L)->uweight));
+	return 1;
+}
+
+/* set_weight("50") or set_weight("50%"): nil, or the error message. */
+static int s_set_weight(lua_State *L)
+{
+	struct server *s = srv_arg(L);
+	const char *w = luaL_checkstring(L, 2);
+	struct cli_out o = { 0 };
+	int rc = stats_set_weight(s, w, &o);
+
+	if (rc < 0 && o.buf)
+		lua_pushstring(L, o.buf);
+	else
+		lua_pushnil(L);
+	free(o.buf);
+	return 1;
+}
+
+static int s_get_maxconn(lua_State *L)
+{
+	lua_pushinteger(L, atomic_load(&srv_arg(L)->maxconn));
+	return 1;
+}
+
+static int s_is_draining(lua_State *L)
+{
+	lua_pushboolean(L, atomic_load(&srv_arg(L)->admin) == SRV_ADMIN_DRAIN);
+	return 1;
+}
+
+static int set_admin(lua_State *L, int admin)
+{
+	srv_set_admin(srv_arg(L), admin);
+	return 0;
+}
+static int s_set_maint(lua_State *L) { return set_admin(L, SRV_ADMIN_MAINT); }
+static int s_set_drain(lua_State *L) { return set_admin(L, SRV_ADMIN_DRAIN); }
+static int s_set_ready(lua_State *L) { return set_admin(L, SRV_ADMIN_READY); }
+
+static int set_health(lua_State *L, int op)
+{
+	srv_set_health(srv_arg(L), op);
+	return 0;
+}
+static int s_force_up(lua_State *L)   { return set_health(L, SRV_OP_UP); }
+static int s_force_nolb(lua_State *L) { return set_health(L, SRV_OP_NOLB); }
+static int s_force_down(lua_State *L) { return set_health(L, SRV_OP_DOWN); }
+
+static void push_server(lua_State *L, struct server *s)
+{
+	lua_createtable(L, 0, 3);
+	lua_pushlightuserdata(L, s);
+	lua_setfield(L, -2, "__srv");
+	lua_pushstring(L, s->name);
+	lua_setfield(L, -2, "name");
+	lua_pushinteger(L, s->puid);
+	lua_setfield(L, -2, "puid");
+	luaL_setmetatable(L, SERVER_MT);
+}
+
+/* ------------------------------------------------------------------ Proxy */
+
+static struct proxy *px_arg(lua_State *L)
+{
+	struct proxy *px;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "__px");
+	px = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!px)
+		luaL_argerror(L, 1, "Proxy object expected");
+	return px;
+}
+
+static int p_get_stats(lua_State *L)
+{
+	struct proxy *px = px_arg(L);
+	struct stat_row r;
+
+	memset(&r, 0, sizeof(r));
+	if (px->cap & PX_CAP_BE)
+		stats_row_backend(&r, px);
+	else
+		stats_row_frontend(&r, px);
+	push_row(L, &r);
+	return 1;
+}
+
+static int p_get_cap(lua_State *L)
+{
+	struct proxy *px = px_arg(L);
+
+	lua_pushstring(L, (px->cap & PX_CAP_FE) && (px->cap & PX_CAP_BE) ? "frontend,backend" :
+	                  (px->cap & PX_CAP_FE) ? "frontend" : "backend");
+	return 1;
+}
+
+static int p_get_mode(lua_State *L)
+{
+	lua_pushstring(L, proxy_mode_name(px_arg(L)->mode));
+	return 1;
+}
+
+static void push_proxy(lua_State *L, struct proxy *px)
+{
+	lua_createtable(L, 0, 4);
+	lua_pushlightuserdata(L, px);
+	lua_setfield(L, -2, "__px");
+	lua_pushstring(L, px->name);
+	lua_setfield(L, -2, "name");
+	lua_pushinteger(L, px->uuid);
+	lua_setfield(L, -2, "uuid");
+	lua_createtable(L, 0, px->nsrv);
+	for (int i = 0; i < px->nsrv; i++) {
+		push_server(L, px->srv[i]);
+		lua_setfield(L, -2, px->srv[i]->name);
+	}
+	lua_setfield(L, -2, "servers");
+	luaL_setmetatable(L, PROXY_MT);
+}
+
+/* core.proxies, core.frontends, core.backends in state <L>. */
+void lua_px_publish(lua_State *L)
+{
+	struct list *pos;
+
+	lua_getglobal(L, "core");
+	lua_newtable(L);   /* proxies */
+	lua_newtable(L);   /* frontends */
+	lua_newtable(L);   /* backends */
+	for (pos = proxies.next; pos != &proxies; pos = pos->next) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		if (!px->name)
+			continue;
+		push_proxy(L, px);
+		lua_pushvalue(L, -1);
+		lua_setfield(L, -5, px->name);
+		if (px->cap & PX_CAP_FE) {
+			lua_pushvalue(L, -1);
+			lua_setfield(L, -4, px->name);
+		}
+		if (px->cap & PX_CAP_BE) {
+			lua_pushvalue(L, -1);
+			lua_setfield(L, -3, px->name);
+		}
+		lua_pop(L, 1);
+	}
+	lua_setfield(L, -4, "backends");
+	lua_setfield(L, -3, "frontends");
+	lua_setfield(L, -2, "proxies");
+	lua_pop(L, 1);
+}
+
+void lua_api_px(lua_State *L)
+{
+	static const luaL_Reg srv_fns[] = {
+		{ "get_name", s_get_name }, { "get_puid", s_get_puid },
+		{ "get_addr", s_get_addr }, { "get_stats", s_get_stats },
+		{ "get_weight", s_get_weight }, { "set_weight", s_set_weight },
+		{ "get_maxconn", s_get_maxconn }, { "is_draining", s_is_draining },
+		{ "set_maint", s_set_maint }, { "set_drain", s_set_drain },
+		{ "set_ready", s_set_ready }, { "check_force_up", s_force_up },
+		{ "check_force_nolb", s_force_nolb }, { "check_force_down", s_force_down },
+		{ NULL, NULL }
+	};
+	static const luaL_Reg px_fns[] = {
+		{ "get_stats", p_get_stats }, { "get_cap", p_get_cap }, { "get_mode", p_get_mode },
+		{ NULL, NULL }
+	};
+
+	luaL_newmetatable(L, SERVER_MT);
+	luaL_newlib(L, srv_fns);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, PROXY_MT);
+	luaL_newlib(L, px_fns);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
