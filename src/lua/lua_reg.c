@@ -6,13 +6,13 @@
  * Keyword tables are built at configuration time (one thread) while the
  * scripts load and are read-only afterwards.
  *
- * Only http-request actions may yield (forced yields, core.yield,
- * core.msleep): the rule set pauses (ACT_V_YIELD with env->rule_busy) and
- * the stream comes back to the same rule through its ordinary timer, on
- * the same thread; the suspended coroutine waits in s->lua_run. Elsewhere
- * (other rule sets, fetches, converters, services, CLI commands) a run
- * goes to its end in one call and a yield is an error, the run's time
- * being bounded (lua_core.c).
+ * http-request and tcp-request content actions may yield (forced yields,
+ * core.yield, core.msleep): the rule set pauses (ACT_V_YIELD with
+ * env->rule_busy) and the stream comes back to the same rule through its
+ * ordinary timer, on the same thread; the suspended coroutine waits in
+ * s->lua_run. Elsewhere (other rule sets, fetches, converters, CLI
+ * commands) a run goes to its end in one call and a yield is an error,
+ * the run's time being bounded (lua_core.c); services are in lua_svc.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +115,9 @@ static enum act_verdict act_exec_lua(const struct act_rule *r, struct act_env *e
 	struct stream *s = env->s;
 	struct lua_run *run = s->lua_run;
 	enum act_verdict v;
-	int yieldable = r->set == ACT_HTTP_REQ && s->txn;
+	/* the rule sets whose callers can pause and call again (stream_req.c,
+	 * stream_smp.c) */
+	int yieldable = (r->set == ACT_HTTP_REQ && s->txn) || r->set == ACT_TCP_REQ_CONT;
 	int rc;
 
 	if (run && run->rule != r) {

@@ -491,8 +491,10 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 	env->px = s->fe;
 	env->set = set;
 	env->smp = &c;
-	if (set == ACT_TCP_REQ_CONT)
+	if (set == ACT_TCP_REQ_CONT) {
 		env->resume = s->tcp_resume;
+		env->rule_busy = s->tcp_rule_busy;
+	}
 	return act_exec(rules, env);
 }
 
@@ -547,6 +549,13 @@ int stream_tcp_content_rules(struct stream *s)
 	switch (v) {
 	case ACT_V_YIELD:
 		s->tcp_resume = env.resume;
+		s->tcp_rule_busy = env.rule_busy;
+		if (env.rule_busy) {
+			/* an action suspended itself (Lua): called again at its
+			 * date, whatever the inspect-delay */
+			s->conn_exp = env.wait_exp_ms;
+			return 0;
+		}
 		if (final)
 			return 1;
 		s->conn_exp = limit;
@@ -561,6 +570,7 @@ int stream_tcp_content_rules(struct stream *s)
 		return -1;
 	default:
 		s->tcp_resume = NULL;
+		s->tcp_rule_busy = 0;
 		s->conn_exp = 0;
 		return 1;
 	}

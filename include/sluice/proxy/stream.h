@@ -117,6 +117,7 @@ struct stream {
 	struct server *persist_srv; /* server designated by a persistence cookie */
 	int force_persist;         /* force-persist matched: persist_srv even DOWN */
 	struct list *tcp_resume;   /* tcp-request content rule to resume at */
+	int tcp_rule_busy;         /* act_env.rule_busy, kept across its yield */
 	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
 	/* use-service (HTTP): the body a service produced, sent from this
 	 * heap block as the client drains the response buffer; its size is
