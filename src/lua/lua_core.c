@@ -186,6 +186,7 @@ static struct lua_vm *vm_new(int tid)
 	lua_api_txn(vm->L);
 	lua_api_applet(vm->L);
 	lua_api_px(vm->L);
+	lua_api_sock(vm->L);
 	/* core.thread: 0 in the shared state, as HAProxy's manual says, else
 	 * the thread's number (from 1) */
 	lua_getglobal(vm->L, "core");
@@ -408,6 +409,8 @@ void lua_run_free(struct lua_run *run)
 		return;
 	if (!run->entered)
 		lua_vm_enter(run->vm);
+	if (run->socks)
+		lua_socks_close(run);
 	luaL_unref(run->vm->L, LUA_REGISTRYINDEX, run->co_ref);
 	lua_vm_leave(run->vm);
 	free(run);

@@ -35,6 +35,8 @@ struct stream;
 struct act_env;
 struct smp_ctx;
 struct proxy;
+struct task;
+struct lua_sock;
 
 struct lua_vm {
 	lua_State *L;
@@ -87,6 +89,8 @@ struct lua_run {
 	int dir;                     /* SMP_DIR_* of the rule set */
 	void *svc;                   /* services: struct lua_applet */
 	void *cli;                   /* CLI: struct cli_out */
+	struct task *task;           /* woken by its sockets' I/O (NULL: no sockets) */
+	struct lua_sock *socks;      /* core.tcp() sockets it made (lua_sock.c) */
 };
 
 extern __thread struct lua_run *lua_cur;
@@ -150,6 +154,9 @@ void lua_api_txn(lua_State *L);       /* lua_txn.c: TXN, Fetches, Converters, HT
 void lua_api_applet(lua_State *L);    /* lua_svc.c */
 void lua_api_px(lua_State *L);        /* lua_px.c: Proxy, Server */
 void lua_px_publish(lua_State *L);    /* core.proxies/frontends/backends */
+void lua_api_sock(lua_State *L);      /* lua_sock.c: core.tcp(), Socket */
+/* Closes the sockets of <run> (its state entered, its thread). */
+void lua_socks_close(struct lua_run *run);
 int lua_push_txn(lua_State *L, int http);
 void lua_push_cli_applet(lua_State *L);
 

@@ -142,6 +142,7 @@ static enum act_verdict act_exec_lua(const struct act_rule *r, struct act_env *e
 	run->env = env;
 	run->smp = env->smp;
 	run->px = env->px;
+	run->task = yieldable ? s->task : NULL;
 	rc = lua_run_resume(run);
 	if (rc == LUA_YIELD) {
 		if (!yieldable) {
@@ -351,14 +352,17 @@ static struct task *lua_task_cb(struct task *t, void *ctx, unsigned int state)
 	struct lua_task *lt = ctx;
 	int rc;
 
-	(void)state;
 	if (!lt->run) {
 		lt->run = lua_run_new(lt->fn, "task", 1, (uint64_t)lua_cfg.task_timeout_ms);
 		if (!lt->run)
 			goto end;
 		lt->run->nargs = 0;
+		lt->run->task = t;
 	}
-	if (lt->run->wake_ms && clock_mono_ms() < lt->run->wake_ms) {
+	/* a sleep waits for its date; a socket's event resumes at once (the
+	 * operation tries again and yields if it still cannot go on) */
+	if (lt->run->wake_ms && clock_mono_ms() < lt->run->wake_ms &&
+	    !(lt->run->socks && (state & TASK_WOKEN_IO))) {
 		task_set_expire(t, lt->run->wake_ms);
 		return t;
 	}

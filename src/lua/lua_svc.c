@@ -3,15 +3,16 @@
  * the CLI commands of core.register_cli write through.
  *
  * A service starts when the request's head (and the part of its body
- * already received) is there. Until it calls applet:start_response() it
- * cannot yield (the head must be complete when the stream sends it): if
- * it ends before yielding, its whole response goes out with a
- * content-length. Once started it may yield (core.msleep, core.yield, a
- * forced yield, or a send that filled a 16 kB block): the head goes out
- * with chunked framing, the body so far follows, and the stream asks the
- * service for more each time the client drained what it had
- * (svc_live_ops, stream_reply.c), waking on the service's sleep date or
- * at once after a forced yield; memory per response is one block. The
+ * already received) is there, and may yield at any time (core.msleep,
+ * core.yield, a socket, a forced yield, a send that filled a 16 kB
+ * block). If it yields before applet:start_response(), the stream waits
+ * for its head (svc_live_ops.head, asked from the response path); if it
+ * ends without having yielded since its head, its whole response goes out
+ * with a content-length; otherwise the head goes out with chunked
+ * framing, the body so far follows, and the stream asks the service for
+ * more each time the client drained what it had (svc_live_ops.more,
+ * stream_reply.c), waking on the service's sleep date or at once after a
+ * forced yield; memory per response is one block. The
  * request body the service can read is what arrived with the head
  * (`option http-buffer-request` or `wait-for-body` before use-service
  * gets all of it). See doc/configuration.md, "Lua".
@@ -309,7 +310,7 @@ static int live_more(struct stream *s, char **body, size_t *len)
 
 	if (lv->finished)
 		return -1;
-	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms) {
+	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms && !lv->run->socks) {
 		s->svc_wake_ms = lv->run->wake_ms;
 		return 0;
 	}
@@ -337,7 +338,53 @@ static int live_more(struct stream *s, char **body, size_t *len)
 	return 1;
 }
 
-static const struct svc_live_ops live_ops = { live_more, live_release };
+/* After a run of the service: its head (and body so far) into <out>
+ * once it has one. Returns 1 (out filled), 0 (no head yet: it yielded
+ * before start_response()), -1 (it failed before its head). */
+static int live_outcome(struct stream *s, struct lua_live *lv, int rc, struct svc_reply *out);
+
+static int live_head(struct stream *s, struct svc_reply *out)
+{
+	struct lua_live *lv = s->svc_live;
+	int rc;
+
+	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms && !lv->run->socks) {
+		s->svc_wake_ms = lv->run->wake_ms;
+		return 0;
+	}
+	s->svc_wake_ms = 0;
+	rc = live_resume(s, lv);
+	return live_outcome(s, lv, rc, out);
+}
+
+static const struct svc_live_ops live_ops = { live_more, live_release, live_head };
+
+static int live_outcome(struct stream *s, struct lua_live *lv, int rc, struct svc_reply *out)
+{
+	if ((rc != LUA_OK && rc != LUA_YIELD) || lv->a.hdrs.failed || lv->a.body.failed)
+		return -1;
+	if (rc == LUA_YIELD && !lv->a.started) {
+		live_wake(s, lv);
+		return 0;
+	}
+	out->status = lv->a.status;
+	snprintf(out->reason, sizeof(out->reason), "%s", lv->a.reason);
+	out->raw_hdrs = lv->a.hdrs.p ? lv->a.hdrs.p : strdup("");
+	lv->a.hdrs.p = NULL;
+	out->body = lv->a.body.p;
+	out->len = lv->a.body.len;
+	memset(&lv->a.body, 0, sizeof(lv->a.body));
+	if (rc == LUA_YIELD) {
+		out->live = lv;
+		out->live_ops = &live_ops;
+		live_wake(s, lv);
+	} else {
+		lua_run_free(lv->run);
+		lv->run = NULL;
+		lv->finished = 1;
+	}
+	return 1;
+}
 
 static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua_fn *fn)
 {
@@ -353,9 +400,7 @@ static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua
 		lv->a.rx.len = s->req.data - t->req.head_len;
 	}
 	stream_smp_ctx_init(s, &lv->c, SMP_DIR_REQ);
-	/* not yieldable until start_response(): the head must be complete
-	 * when the stream sends it */
-	lv->run = lua_run_new(fn, "applet", 0, (uint64_t)lua_cfg.service_timeout_ms);
+	lv->run = lua_run_new(fn, "applet", 1, (uint64_t)lua_cfg.service_timeout_ms);
 	if (!lv->run) {
 		free(lv);
 		return -1;
@@ -364,6 +409,7 @@ static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua
 	lv->run->smp = &lv->c;
 	lv->run->px = s->fe;
 	lv->run->svc = &lv->a;
+	lv->run->task = s->task;
 	{
 		/* the headers table is made by the HTTP object's function,
 		 * which reads the current run */
@@ -375,25 +421,21 @@ static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua
 	}
 	lv->run->nargs = 1;
 	rc = lua_run_resume(lv->run);
-	if ((rc != LUA_OK && rc != LUA_YIELD) || lv->a.hdrs.failed || lv->a.body.failed) {
+	switch (live_outcome(s, lv, rc, out)) {
+	case 1:
+		if (!out->live)
+			live_free(lv);
+		return 0;
+	case 0:
+		/* no head yet: the stream asks again (live_head) */
+		out->live = lv;
+		out->live_ops = &live_ops;
+		out->head_pending = 1;
+		return 0;
+	default:
 		live_free(lv);
 		return -1;
 	}
-	out->status = lv->a.status;
-	snprintf(out->reason, sizeof(out->reason), "%s", lv->a.reason);
-	out->raw_hdrs = lv->a.hdrs.p ? lv->a.hdrs.p : strdup("");
-	lv->a.hdrs.p = NULL;
-	out->body = lv->a.body.p;
-	out->len = lv->a.body.len;
-	memset(&lv->a.body, 0, sizeof(lv->a.body));
-	if (rc == LUA_YIELD) {
-		out->live = lv;
-		out->live_ops = &live_ops;
-		live_wake(s, lv);
-		return 0;
-	}
-	live_free(lv);
-	return 0;
 }
 
 /* One http_service per registered name; its produce() finds the name. */

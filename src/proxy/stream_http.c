@@ -583,7 +583,9 @@ static void http_body_wait(struct stream *s)
 		return;
 	}
 	buf_realign(&s->req);
-	if (!s->txn->req_body.done && buf_room(&s->req) &&
+	/* a suspended action (Lua) is resumed at each wake-up: it may wait
+	 * for a socket of its own */
+	if (!s->txn->req_body.done && buf_room(&s->req) && !s->txn->rule_busy &&
 	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
 		return;
 	if (!s->txn->req_body.done && !s->txn->resume && s->http_exp && now_ms() >= s->http_exp &&
@@ -1104,8 +1106,8 @@ static int xfer_response_head(struct stream *s)
 	if (replied) {
 		/* a local reply is parsed in place: its head storage is where
 		 * the model wants it, its body follows as payload */
-		if (!s->res.data)
-			return 0;
+		if (!s->res.data && !http_service_head(s))
+			return 0;   /* a service that has not made its head yet */
 		buf_realign(&s->res);
 		if (s->res.head) {
 			memmove(s->res.area, buf_head(&s->res), s->res.data);

@@ -298,6 +298,42 @@ void http_service_start(struct stream *s, const char *name)
 	http_service_run(s, list_elem(as, struct http_service, as));
 }
 
+/* The head and first body block of <rep> in place (svc_body, the
+ * response buffer). Returns 0, or -1 (the caller answers 500). */
+static int service_apply(struct stream *s, struct svc_reply *rep)
+{
+	int rc;
+
+	s->svc_body = rep->body;
+	s->svc_len = rep->len;
+	s->svc_off = 0;
+	rep->body = NULL;
+	if (rep->live) {
+		/* a body still to come: svc_body stays set until it ends */
+		s->svc_live = rep->live;
+		s->svc_live_ops = rep->live_ops;
+		if (!s->svc_body && !(s->svc_body = malloc(1)))
+			goto fail;
+	}
+	if (rep->head_pending) {
+		/* no head yet: the response buffer stays empty, the stream
+		 * asks the service again (http_service_head()) */
+		if (s->res.area)
+			s->res.head = s->res.data = 0;
+		return 0;
+	}
+	rc = service_put_head(s, rep);
+	free(rep->raw_hdrs);
+	rep->raw_hdrs = NULL;
+	if (rc == 0)
+		return 0;
+fail:
+	free(rep->raw_hdrs);
+	rep->raw_hdrs = NULL;
+	http_service_release(s);
+	return -1;
+}
+
 void http_service_run(struct stream *s, const struct http_service *svc)
 {
 	struct http_txn *t = s->txn;
@@ -322,23 +358,7 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 		reply_start_uncounted(s, rc > 0 ? rc : 500, NULL, 'P', 'R');
 		return;
 	}
-	s->svc_body = rep.body;
-	s->svc_len = rep.len;
-	s->svc_off = 0;
-	if (rep.live) {
-		/* a body still to come: svc_body stays set until it ends */
-		s->svc_live = rep.live;
-		s->svc_live_ops = rep.live_ops;
-		if (!s->svc_body && !(s->svc_body = malloc(1))) {
-			http_service_release(s);
-			reply_start_uncounted(s, 500, NULL, 'P', 'R');
-			return;
-		}
-	}
-	rc = service_put_head(s, &rep);
-	free(rep.raw_hdrs);
-	if (rc < 0) {
-		http_service_release(s);
+	if (service_apply(s, &rep) < 0) {
 		reply_start_uncounted(s, 500, NULL, 'P', 'R');
 		return;
 	}
@@ -355,6 +375,46 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	t->res.head_len = 0;
 	s->st = SST_HTTP_XFER;
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
+}
+
+int http_service_head(struct stream *s)
+{
+	struct svc_reply rep = { 0 };
+	int rc;
+
+	if (!s->svc_live || !s->svc_live_ops->head)
+		return 0;
+	rc = s->svc_live_ops->head(s, &rep);
+	if (rc == 0)
+		return 0;
+	if (rc > 0) {
+		void *live = s->svc_live;
+
+		if (!rep.live) {
+			/* the service ended before its first yield after the
+			 * head: the whole body is in <rep> */
+			s->svc_live = NULL;
+			s->svc_live_ops->release(live);
+			s->svc_live_ops = NULL;
+		} else {
+			s->svc_live = NULL;   /* service_apply() sets it again */
+		}
+		free(s->svc_body);
+		s->svc_body = NULL;
+		s->svc_len = s->svc_off = 0;
+		rep.head_pending = 0;
+		if (service_apply(s, &rep) == 0)
+			return 1;
+	}
+	/* failed: a bare 500 in place of the head the service did not make */
+	http_service_release(s);
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return 0;
+	s->res.head = 0;
+	s->res.data = (size_t)snprintf(s->res.area, s->res.size,
+	                               "HTTP/1.1 500 Internal Server Error\r\n"
+	                               "content-length: 0\r\n\r\n");
+	return 1;
 }
 
 int http_service_feed(struct stream *s, struct buffer *dst)

@@ -172,6 +172,7 @@ struct svc_reply {
 	/* a body that goes on after <body> (sent chunked): see svc_live_ops */
 	void *live;
 	const struct svc_live_ops *live_ops;
+	int head_pending;          /* with <live>: no head yet, asked with ->head() */
 };
 
 /* A body that comes as the service produces it (chunked to the client).
@@ -179,9 +180,15 @@ struct svc_reply {
  * *body and *len, 0 when it has nothing yet (it set s->svc_wake_ms or woke
  * the stream's task), -1 when the body is complete. release() drops the
  * producer (end of transaction, whether complete or not). Owner thread. */
+struct svc_reply;
 struct svc_live_ops {
 	int (*more)(struct stream *s, char **body, size_t *len);
 	void (*release)(void *live);
+	/* A service that had no head yet (svc_reply.head_pending): fills <out>
+	 * once it has one (1; out->live NULL when the service has ended
+	 * meanwhile, the body then being whole), 0 while it has not (it set
+	 * s->svc_wake_ms or woke the task), -1 when it failed (a 500 goes). */
+	int (*head)(struct stream *s, struct svc_reply *out);
 };
 
 struct http_service {
