@@ -380,6 +380,87 @@ static int l_close(lua_State *L)
 	return 1;
 }
 
+/* core.httpclient(): HTTP/1.1 over core.tcp(), in Lua (plain HTTP, one
+ * request per connection, Content-Length, chunked or close-delimited
+ * responses). */
+static const char httpclient_lua[] =
+	"local core = core\n"
+	"local HC = {}\n"
+	"HC.__index = HC\n"
+	"local function add_hdr(t, n, v)\n"
+	"  n = string.lower(n)\n"
+	"  local l = t[n]\n"
+	"  if not l then l = {} t[n] = l end\n"
+	"  l[#l + (l[0] and 1 or 0)] = v\n"
+	"end\n"
+	"local function request(self, meth, r)\n"
+	"  if type(r) ~= 'table' or type(r.url) ~= 'string' then error('httpclient: request.url expected', 3) end\n"
+	"  local host, port, path = r.url:match('^http://([^/:]+):?(%d*)(.*)$')\n"
+	"  if not host then error('httpclient: only http://ip[:port]/path URLs are supported', 3) end\n"
+	"  if path == '' then path = '/' end\n"
+	"  port = tonumber(port) or 80\n"
+	"  local dst = r.dst\n"
+	"  local s = core.tcp()\n"
+	"  s:settimeout((r.timeout or 5000) / 1000)\n"
+	"  local ok, err\n"
+	"  if dst then ok, err = s:connect(dst) else ok, err = s:connect(host, port) end\n"
+	"  if not ok then return nil, err end\n"
+	"  local body = r.body or ''\n"
+	"  local req = { meth .. ' ' .. path .. ' HTTP/1.1\\r\\n' }\n"
+	"  local has_host = false\n"
+	"  for n, vs in pairs(r.headers or {}) do\n"
+	"    if string.lower(n) == 'host' then has_host = true end\n"
+	"    if type(vs) ~= 'table' then vs = { vs } end\n"
+	"    for _, v in pairs(vs) do req[#req + 1] = n .. ': ' .. tostring(v) .. '\\r\\n' end\n"
+	"  end\n"
+	"  if not has_host then req[#req + 1] = 'host: ' .. host .. '\\r\\n' end\n"
+	"  if #body > 0 or meth == 'POST' or meth == 'PUT' then\n"
+	"    req[#req + 1] = 'content-length: ' .. #body .. '\\r\\n'\n"
+	"  end\n"
+	"  req[#req + 1] = 'connection: close\\r\\n\\r\\n'\n"
+	"  if not s:send(table.concat(req) .. body) then s:close() return nil, 'send failed' end\n"
+	"  local line = s:receive('*l')\n"
+	"  if not line then s:close() return nil, 'no response' end\n"
+	"  local status, reason = line:match('^HTTP/%d%.%d (%d+) ?(.*)$')\n"
+	"  local res = { status = tonumber(status), reason = reason, headers = {}, body = '' }\n"
+	"  local clen, chunked\n"
+	"  while true do\n"
+	"    local h = s:receive('*l')\n"
+	"    if not h or h == '' then break end\n"
+	"    local n, v = h:match('^([^:]+):%s*(.-)%s*$')\n"
+	"    if n then\n"
+	"      add_hdr(res.headers, n, v)\n"
+	"      n = string.lower(n)\n"
+	"      if n == 'content-length' then clen = tonumber(v) end\n"
+	"      if n == 'transfer-encoding' and v:lower():find('chunked') then chunked = true end\n"
+	"    end\n"
+	"  end\n"
+	"  if meth == 'HEAD' or res.status == 204 or res.status == 304 then\n"
+	"  elseif chunked then\n"
+	"    local parts = {}\n"
+	"    while true do\n"
+	"      local sz = s:receive('*l')\n"
+	"      sz = sz and tonumber(sz:match('^%x+'), 16)\n"
+	"      if not sz or sz == 0 then break end\n"
+	"      parts[#parts + 1] = s:receive(sz)\n"
+	"      s:receive('*l')\n"
+	"    end\n"
+	"    res.body = table.concat(parts)\n"
+	"  elseif clen then\n"
+	"    res.body = clen > 0 and (s:receive(clen) or '') or ''\n"
+	"  else\n"
+	"    res.body = s:receive('*a') or ''\n"
+	"  end\n"
+	"  s:close()\n"
+	"  return res\n"
+	"end\n"
+	"function HC:get(r) return request(self, 'GET', r) end\n"
+	"function HC:head(r) return request(self, 'HEAD', r) end\n"
+	"function HC:put(r) return request(self, 'PUT', r) end\n"
+	"function HC:post(r) return request(self, 'POST', r) end\n"
+	"function HC:delete(r) return request(self, 'DELETE', r) end\n"
+	"function core.httpclient() return setmetatable({}, HC) end\n";
+
 void lua_api_sock(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
@@ -396,4 +477,6 @@ void lua_api_sock(lua_State *L)
 	lua_pushcfunction(L, l_tcp);
 	lua_setfield(L, -2, "tcp");
 	lua_pop(L, 1);
+	if (luaL_dostring(L, httpclient_lua) != LUA_OK)
+		lua_pop(L, 1);
 }
