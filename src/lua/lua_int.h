@@ -80,6 +80,7 @@ struct lua_run {
 	int replied;                 /* txn:done(reply) wrote a reply */
 	int timed_out;               /* ended by its time limit */
 	int entered;                 /* holds its state (lock) until lua_run_free() */
+	int io_wait;                 /* yielded for the client's I/O (TCP service) */
 	/* context the API reaches */
 	struct stream *s;
 	struct act_env *env;

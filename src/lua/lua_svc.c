@@ -24,6 +24,7 @@
 #include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/sched.h>
+#include <sluice/net/conn.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
@@ -63,6 +64,16 @@ static void gb_add(struct growbuf *g, const char *p, size_t len)
 	g->len += len;
 	g->p[g->len] = 0;
 }
+
+/* A TCP service's state (AppletTCP): what it sent and the client has not
+ * taken yet. The client's bytes wait in the stream's request buffer. */
+struct lua_tcpapp {
+	struct lua_run *run;
+	struct smp_ctx c;
+	struct growbuf out;
+	size_t out_off;
+	int finished;
+};
 
 struct lua_applet {
 	int status;
@@ -136,10 +147,122 @@ static int send_k(lua_State *L, int status, lua_KContext ctx)
 	return 0;
 }
 
+/* ---- AppletTCP on a TCP stream ---- */
+
+static struct lua_tcpapp *cur_tcpapp(void)
+{
+	return lua_cur && lua_cur->s && lua_cur->s->tcp_svc ? lua_cur->s->tcp_svc_ctx : NULL;
+}
+
+/* Moves what the client sent into the request buffer. */
+static void tcp_pull(struct stream *s)
+{
+	while ((s->cli.flags & CONN_F_RD_READY) && !(s->cli.flags & CONN_F_RD_SHUT) &&
+	       buf_room(&s->req)) {
+		ssize_t n = conn_recv(&s->cli, &s->req);
+
+		if (n <= 0)
+			break;
+		s->bytes_in += (uint64_t)n;
+		s->cli_exp = tick_add_ifset(th_ctx->now_ms, s->fe->timeout_client);
+	}
+}
+
+/* Sends what the service wrote. Returns 1 when all of it went. */
+static int tcp_flush(struct stream *s, struct lua_tcpapp *ta)
+{
+	while (ta->out_off < ta->out.len) {
+		ssize_t n = conn_send_bytes(&s->cli, ta->out.p + ta->out_off, ta->out.len - ta->out_off);
+
+		if (n <= 0)
+			return 0;
+		ta->out_off += (size_t)n;
+		s->bytes_out += (uint64_t)n;
+		s->cli_exp = tick_add_ifset(th_ctx->now_ms, s->fe->timeout_client);
+	}
+	ta->out.len = ta->out_off = 0;
+	return 1;
+}
+
+/* Waits for the client: resumed by its next event. */
+static int tcp_wait(lua_State *L, lua_KFunction k)
+{
+	if (!lua_cur->yieldable || !lua_isyieldable(L))
+		return luaL_error(L, "yield not allowed");
+	lua_cur->io_wait = 1;
+	return lua_yieldk(L, 0, 0, k);
+}
+
+/* receive([size]): <size> bytes, or everything up to the end of the
+ * client's input; what is left (maybe "") at the end of input. */
+static int tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
+{
+	struct stream *s = lua_cur->s;
+	lua_Integer want = luaL_optinteger(L, 2, -1);
+	size_t n;
+
+	(void)status;
+	(void)ctx;
+	tcp_pull(s);
+	n = s->req.data;
+	if (want >= 0 && (size_t)want <= n) {
+		n = (size_t)want;
+	} else if (!(s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP)) &&
+	           buf_room(&s->req)) {
+		return tcp_wait(L, tcp_receive_k);
+	}
+	lua_pushlstring(L, buf_head(&s->req), n);
+	buf_consume(&s->req, n);
+	return 1;
+}
+
+static int tcp_getline_k(lua_State *L, int status, lua_KContext ctx)
+{
+	struct stream *s = lua_cur->s;
+	const char *nl;
+	size_t n;
+
+	(void)status;
+	(void)ctx;
+	tcp_pull(s);
+	buf_realign(&s->req);
+	nl = memchr(buf_head(&s->req), '\n', s->req.data);
+	if (nl) {
+		n = (size_t)(nl - buf_head(&s->req)) + 1;
+	} else if (!(s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP)) &&
+	           buf_room(&s->req)) {
+		return tcp_wait(L, tcp_getline_k);
+	} else {
+		n = s->req.data;
+	}
+	lua_pushlstring(L, buf_head(&s->req), n);
+	buf_consume(&s->req, n);
+	return 1;
+}
+
+static int tcp_send_k(lua_State *L, int status, lua_KContext ctx)
+{
+	struct lua_tcpapp *ta = cur_tcpapp();
+
+	(void)status;
+	(void)ctx;
+	if (!tcp_flush(lua_cur->s, ta) && ta->out.len - ta->out_off >= 16384)
+		return tcp_wait(L, tcp_send_k);
+	return 0;
+}
+
 static int l_send(lua_State *L)
 {
 	size_t len;
 	const char *p = luaL_checklstring(L, 2, &len);
+	struct lua_tcpapp *ta = cur_tcpapp();
+
+	if (ta) {
+		gb_add(&ta->out, p, len);
+		if (ta->out.failed)
+			return luaL_error(L, "out of memory");
+		return tcp_send_k(L, LUA_OK, 0);
+	}
 
 	if (lua_cur && lua_cur->cli) {
 		struct cli_out *o = lua_cur->cli;
@@ -161,6 +284,10 @@ static int l_receive(lua_State *L)
 	lua_Integer want;
 	size_t left;
 
+	if (cur_tcpapp()) {
+		lua_settop(L, 2);
+		return tcp_receive_k(L, LUA_OK, 0);
+	}
 	if (lua_cur && lua_cur->cli) {
 		lua_pushstring(L, "");
 		return 1;
@@ -181,6 +308,8 @@ static int l_getline(lua_State *L)
 	const char *nl;
 	size_t left, n;
 
+	if (cur_tcpapp())
+		return tcp_getline_k(L, LUA_OK, 0);
 	if (lua_cur && lua_cur->cli) {
 		lua_pushstring(L, "");
 		return 1;
@@ -451,6 +580,125 @@ static int produce_any(struct stream *s, struct svc_reply *out)
 	return ls ? svc_produce(s, out, ls->fn) : -1;
 }
 
+/* ---- TCP services ---- */
+
+struct lua_tcp_service {
+	struct tcp_service svc;
+	const struct lua_fn *fn;
+};
+
+static void tcpapp_release(struct stream *s)
+{
+	struct lua_tcpapp *ta = s->tcp_svc_ctx;
+
+	if (!ta)
+		return;
+	lua_run_free(ta->run);
+	free(ta->out.p);
+	free(ta);
+	s->tcp_svc_ctx = NULL;
+}
+
+static void tcpapp_run(struct stream *s, struct lua_tcpapp *ta);
+
+static void tcpapp_step(struct stream *s)
+{
+	struct lua_tcpapp *ta = s->tcp_svc_ctx;
+	struct lua_run *run = ta->run;
+
+	if (s->cli.flags & CONN_F_ERROR) {
+		CNT_INC(s->fe->fe_cnt.cli_aborts);
+		stream_abort(s, 'C', 'D');
+		return;
+	}
+	if (ta->finished) {
+		/* the service ended: what it sent goes, then the FIN */
+		if (tcp_flush(s, ta)) {
+			conn_shutw(&s->cli);
+			s->st = SST_CLOSED;
+		}
+		return;
+	}
+	if (s->cli_exp && th_ctx->now_ms >= s->cli_exp) {
+		stream_abort(s, 'c', 'D');
+		return;
+	}
+	if (run->wake_ms && clock_mono_ms() < run->wake_ms && !run->socks) {
+		s->tcp_svc_wake = run->wake_ms;
+		return;
+	}
+	tcpapp_run(s, ta);
+}
+
+/* Resumes the service, then sends what it wrote. */
+static void tcpapp_run(struct stream *s, struct lua_tcpapp *ta)
+{
+	struct lua_run *run = ta->run;
+	int rc;
+
+	s->tcp_svc_wake = 0;
+	stream_smp_ctx_init(s, &ta->c, SMP_DIR_REQ);
+	run->smp = &ta->c;
+	run->io_wait = 0;
+	rc = lua_run_resume(run);
+	tcp_flush(s, ta);
+	if (rc == LUA_YIELD) {
+		if (run->wake_ms)
+			s->tcp_svc_wake = run->wake_ms;
+		else if (!run->io_wait)
+			task_wakeup(s->task, TASK_WOKEN_OTHER);   /* forced yield */
+		return;
+	}
+	/* ended (an error was logged by lua_run_resume()) */
+	lua_run_free(run);
+	ta->run = NULL;
+	ta->finished = 1;
+	if (tcp_flush(s, ta)) {
+		conn_shutw(&s->cli);
+		s->st = SST_CLOSED;
+	}
+}
+
+static int tcpapp_start(struct stream *s, const struct tcp_service *svc)
+{
+	const struct lua_tcp_service *ls = (const struct lua_tcp_service *)svc;
+	struct lua_tcpapp *ta = calloc(1, sizeof(*ta));
+
+	if (!ta)
+		return -1;
+	ta->run = lua_run_new(ls->fn, "applet", 1, (uint64_t)lua_cfg.service_timeout_ms);
+	if (!ta->run) {
+		free(ta);
+		return -1;
+	}
+	ta->run->s = s;
+	ta->run->px = s->fe;
+	ta->run->task = s->task;
+	stream_smp_ctx_init(s, &ta->c, SMP_DIR_REQ);
+	ta->run->smp = &ta->c;
+	/* the AppletTCP object, with the fetch and converter objects */
+	lua_newtable(ta->run->co);
+	lua_getfield(ta->run->co, LUA_REGISTRYINDEX, "sluice.f");
+	for (int i = 0; i < 4; i++) {
+		static const char *const f[] = { "f", "sf", "c", "sc" };
+
+		lua_getfield(ta->run->co, -1, f[i]);
+		lua_setfield(ta->run->co, -3, f[i]);
+	}
+	lua_pop(ta->run->co, 1);
+	luaL_setmetatable(ta->run->co, APPLET_TCP_MT);
+	ta->run->nargs = 1;
+	/* the state stays entered after lua_run_new() until the first
+	 * resume leaves it: resume now, unconditionally */
+	s->tcp_svc = svc;
+	s->tcp_svc_ctx = ta;
+	s->tcp_svc_wake = 0;
+	s->st = SST_APPLET;
+	s->cli_exp = tick_add_ifset(th_ctx->now_ms, s->fe->timeout_client);
+	tcpapp_run(s, ta);
+	return 0;
+}
+
 int lua_reg_service(struct lua_fn *fn, char *err, size_t errlen)
 {
 	struct lua_service *ls = calloc(1, sizeof(*ls));
@@ -462,10 +710,22 @@ int lua_reg_service(struct lua_fn *fn, char *err, size_t errlen)
 		return errmsg_set(err, errlen, "out of memory");
 	}
 	if (fn->svc_tcp) {
+		struct lua_tcp_service *ts = calloc(1, sizeof(*ts));
+
 		free(ls);
-		free(name);
-		return errmsg_set(err, errlen, "Lua service '%s': 'tcp' services are not "
-		                  "supported yet", fn->name);
+		if (!ts) {
+			free(name);
+			return errmsg_set(err, errlen, "out of memory");
+		}
+		sprintf(name, "lua.%s", fn->name);
+		ts->svc.as.name = name;
+		ts->svc.start = tcpapp_start;
+		ts->svc.step = tcpapp_step;
+		ts->svc.release = tcpapp_release;
+		ts->fn = fn;
+		tcp_service_register(&ts->svc);
+		fn->reg = ts;
+		return 0;
 	}
 	sprintf(name, "lua.%s", fn->name);
 	ls->svc.as.name = name;

@@ -241,6 +241,13 @@ int http_stream_abort(struct stream *s, char a, char b)
 
 void http_service_register(struct http_service *svc)
 {
+	svc->as.kind = ACT_SVC_HTTP;
+	act_service_register(&svc->as);
+}
+
+void tcp_service_register(struct tcp_service *svc)
+{
+	svc->as.kind = ACT_SVC_TCP;
 	act_service_register(&svc->as);
 }
 
@@ -290,7 +297,7 @@ void http_service_start(struct stream *s, const char *name)
 {
 	const struct act_service *as = act_service_find(name);
 
-	if (!as) {
+	if (!as || as->kind != ACT_SVC_HTTP) {
 		http_reply_start(s, 503, NULL, 'P', 'R');
 		return;
 	}

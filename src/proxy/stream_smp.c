@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -568,6 +569,24 @@ int stream_tcp_content_rules(struct stream *s)
 		s->term[1] = 'R';
 		s->st = SST_CLOSED;
 		return -1;
+	case ACT_V_USE_SERVICE: {
+		const struct act_service *as = act_service_find(env.service);
+		const struct tcp_service *svc = as && as->kind == ACT_SVC_TCP ?
+			(const struct tcp_service *)((const char *)as -
+			                             offsetof(struct tcp_service, as)) : NULL;
+
+		s->tcp_resume = NULL;
+		s->tcp_rule_busy = 0;
+		s->conn_exp = 0;
+		if (!svc || svc->start(s, svc) < 0) {
+			s->term[0] = 'P';
+			s->term[1] = 'R';
+			s->st = SST_CLOSED;
+			return -1;
+		}
+		CNT_INC(s->fe->fe_cnt.intercepted);
+		return 0;
+	}
 	default:
 		s->tcp_resume = NULL;
 		s->tcp_rule_busy = 0;

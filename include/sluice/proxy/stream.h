@@ -37,6 +37,8 @@ enum stream_state {
 	SST_HTTP_TARPIT,     /* HTTP: tarpitted, answer at expiry */
 	SST_HTTP_LINGER,     /* HTTP: response sent, our FIN sent, draining input */
 	SST_CLI_HANDSHAKE,   /* client connection's transport handshake (TLS) */
+	SST_APPLET,          /* TCP: a service (tcp-request content use-service)
+	                      * talks to the client, no server */
 	SST_CLOSED,
 };
 
@@ -141,6 +143,11 @@ struct stream {
 	 * released with the transaction (lua_stream_release()) */
 	void *lua_run;
 	void *lua_priv;
+	/* a TCP service (SST_APPLET): its code, its state, when to run it
+	 * again (0: on I/O or when it woke the task) */
+	const struct tcp_service *tcp_svc;
+	void *tcp_svc_ctx;
+	uint64_t tcp_svc_wake;
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
@@ -201,6 +208,20 @@ struct http_service {
 };
 
 void http_service_register(struct http_service *svc);
+
+/* Services of TCP streams (`tcp-request content use-service`, TCP mode):
+ * start() takes the stream over (it enters SST_APPLET, no server is
+ * chosen) and returns 0, or -1 to close it; step() runs at each wake-up
+ * (I/O on the client connection, s->tcp_svc_wake, a self wake-up) and
+ * sets s->st = SST_CLOSED once done; release() frees s->tcp_svc_ctx
+ * (end of stream, whatever the state). Owner thread. */
+struct tcp_service {
+	struct act_service as;       /* kind ACT_SVC_TCP */
+	int (*start)(struct stream *s, const struct tcp_service *svc);
+	void (*step)(struct stream *s);
+	void (*release)(struct stream *s);
+};
+void tcp_service_register(struct tcp_service *svc);
 
 struct lf_expr;
 struct log_fields;
