@@ -18,10 +18,11 @@
  * Fairness: every coroutine runs with a count hook (tune.lua.forced-yield
  * instructions). The hook ends the run with "execution timeout" once its
  * time budget is spent, and otherwise makes a yieldable run yield, so the
- * thread goes back to its event loop. A run that may not yield (sample
- * fetches, converters, rule sets that cannot wait) gets at most
- * LUA_NOYIELD_MAX_MS whatever the timeout says: the watchdog must never
- * see a thread stuck in Lua.
+ * thread goes back to its event loop. Code that cannot yield there (sample
+ * fetches, converters, rule sets that cannot wait, or a yieldable run
+ * inside a C function that calls Lua back) gets at most
+ * LUA_NOYIELD_MAX_MS per slice (since its last resume) whatever the
+ * timeout says: the watchdog must never see a thread stuck in Lua.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -309,8 +310,6 @@ static void lua_hook(lua_State *L, lua_Debug *ar)
 		return;
 	now = clock_mono_ms();
 	limit = r->timeout_ms;
-	if (!r->yieldable && (!limit || limit > LUA_NOYIELD_MAX_MS))
-		limit = LUA_NOYIELD_MAX_MS;
 	if (limit && now - r->start_ms >= limit) {
 		lua_pushstring(L, "execution timeout");
 		lua_error(L);
@@ -318,6 +317,14 @@ static void lua_hook(lua_State *L, lua_Debug *ar)
 	if (r->yieldable && lua_isyieldable(L)) {
 		r->wake_ms = 0;
 		lua_yield(L, 0);
+	}
+	/* here the code cannot yield (not a yieldable run, or inside a C
+	 * function that calls Lua back: table.sort's comparator, a gsub
+	 * callback...): however long its timeout, a slice of it never runs
+	 * long enough for the watchdog to see a stuck thread */
+	if (now - r->slice_ms >= LUA_NOYIELD_MAX_MS) {
+		lua_pushstring(L, "execution timeout");
+		lua_error(L);
 	}
 }
 
@@ -369,6 +376,7 @@ int lua_run_resume(struct lua_run *run)
 	}
 	nargs = run->nargs;
 	run->nargs = 0;
+	run->slice_ms = clock_mono_ms();
 	lua_cur = run;
 	rc = lua_resume(co, NULL, nargs, &nres);
 	lua_cur = saved;

@@ -71,6 +71,7 @@ struct lua_run {
 	const struct lua_fn *fn;
 	const char *what;            /* "function", "sample-fetch", "converter"... */
 	uint64_t start_ms;           /* first resume (clock_mono_ms) */
+	uint64_t slice_ms;           /* this resume */
 	uint64_t timeout_ms;         /* 0: none */
 	uint64_t wake_ms;            /* suspended until (0: next loop) */
 	int yieldable;
