@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 #include <sluice/core/buf.h>
 #include <sluice/core/log.h>
+#include <sluice/core/sched.h>
 #include <sluice/expr/regex.h>
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
@@ -223,6 +224,12 @@ static int l_conv_call(lua_State *L)
 
 	int top = lua_gettop(L);
 
+	/* the map converters load their file when they are compiled, into
+	 * structures only configuration time may extend: not from a running
+	 * script (Map.new() at load time does it) */
+	if (th_ctx && strncmp(name, "map", 3) == 0)
+		return luaL_error(L, "converter '%s' cannot be used from Lua at run time: load the "
+		                  "map with Map.new() when the script loads", name);
 	if (!lua_to_sample(L, 2, &smp, NULL, 0))
 		return luaL_argerror(L, 2, "string or number expected");
 	luaL_buffinit(L, &b);
