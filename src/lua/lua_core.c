@@ -188,6 +188,7 @@ static struct lua_vm *vm_new(int tid)
 	lua_api_applet(vm->L);
 	lua_api_px(vm->L);
 	lua_api_sock(vm->L);
+	lua_api_chn(vm->L);
 	/* core.thread: 0 in the shared state, as HAProxy's manual says, else
 	 * the thread's number (from 1) */
 	lua_getglobal(vm->L, "core");

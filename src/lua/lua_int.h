@@ -157,6 +157,9 @@ void lua_api_applet(lua_State *L);    /* lua_svc.c */
 void lua_api_px(lua_State *L);        /* lua_px.c: Proxy, Server */
 void lua_px_publish(lua_State *L);    /* core.proxies/frontends/backends */
 void lua_api_sock(lua_State *L);      /* lua_sock.c: core.tcp(), Socket */
+void lua_api_chn(lua_State *L);       /* lua_chn.c: Channel */
+/* txn.req and txn.res on the TXN table at the top of the stack. */
+void lua_push_channels(lua_State *L);
 /* Closes the sockets of <run> (its state entered, its thread). */
 void lua_socks_close(struct lua_run *run);
 int lua_push_txn(lua_State *L, int http);

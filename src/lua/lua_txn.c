@@ -796,6 +796,7 @@ int lua_push_txn(lua_State *L, int http)
 		lua_setfield(L, -3, "http");
 	}
 	lua_pop(L, 1);
+	lua_push_channels(L);
 	luaL_setmetatable(L, TXN_MT);
 	return 1;
 }
