@@ -15,6 +15,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/mgmt/stats.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
 #include "lua_int.h"
@@ -140,6 +141,29 @@ static int s_get_maxconn(lua_State *L)
 {
 	lua_pushinteger(L, atomic_load(&srv_arg(L)->maxconn));
 	return 1;
+}
+
+/* set_maxconn(n or "n"), as `set maxconn server`: waiters may go at once */
+static int s_set_maxconn(lua_State *L)
+{
+	struct server *s = srv_arg(L);
+	lua_Integer v;
+
+	if (lua_type(L, 2) == LUA_TSTRING) {
+		char *end;
+		const char *t = lua_tostring(L, 2);
+
+		v = strtoll(t, &end, 10);
+		if (*end || end == t)
+			return luaL_argerror(L, 2, "integer expected");
+	} else {
+		v = luaL_checkinteger(L, 2);
+	}
+	if (v < 0 || v > 1000000000)
+		return luaL_argerror(L, 2, "value out of range");
+	atomic_store(&s->maxconn, (int)v);
+	queue_kick(s);
+	return 0;
 }
 
 static int s_is_draining(lua_State *L)
@@ -279,7 +303,8 @@ void lua_api_px(lua_State *L)
 		{ "get_name", s_get_name }, { "get_puid", s_get_puid },
 		{ "get_addr", s_get_addr }, { "get_stats", s_get_stats },
 		{ "get_weight", s_get_weight }, { "set_weight", s_set_weight },
-		{ "get_maxconn", s_get_maxconn }, { "is_draining", s_is_draining },
+		{ "get_maxconn", s_get_maxconn }, { "set_maxconn", s_set_maxconn },
+		{ "is_draining", s_is_draining },
 		{ "set_maint", s_set_maint }, { "set_drain", s_set_drain },
 		{ "set_ready", s_set_ready }, { "check_force_up", s_force_up },
 		{ "check_force_nolb", s_force_nolb }, { "check_force_down", s_force_down },
