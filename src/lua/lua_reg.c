@@ -117,7 +117,8 @@ static enum act_verdict act_exec_lua(const struct act_rule *r, struct act_env *e
 	enum act_verdict v;
 	/* the rule sets whose callers can pause and call again (stream_req.c,
 	 * stream_smp.c) */
-	int yieldable = (r->set == ACT_HTTP_REQ && s->txn) || r->set == ACT_TCP_REQ_CONT;
+	int yieldable = ((r->set == ACT_HTTP_REQ || r->set == ACT_HTTP_RES ||
+	                  r->set == ACT_HTTP_AFTER) && s->txn) || r->set == ACT_TCP_REQ_CONT;
 	int rc;
 
 	if (run && run->rule != r) {

@@ -791,12 +791,24 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.edit = &t->res_edit;
 	env.buf_full = 1;   /* response bodies are not buffered: wait-for-body
 	                     * there works on what already arrived */
+	env.resume = t->resume;
+	env.rule_busy = t->rule_busy;
 	if (set == ACT_HTTP_RES && !(t->flags & TX_F_REPLIED) &&
 	    (thr_spare.area || buf_alloc(&thr_spare) == 0)) {
 		thr_spare.head = thr_spare.data = 0;
 		env.reply = &thr_spare;
 	}
 	v = act_exec(rules, &env);
+	t->resume = NULL;
+	t->rule_busy = 0;
+	if (v == ACT_V_YIELD && env.rule_busy) {
+		/* an action suspended itself (Lua): this list resumes at the
+		 * same rule at env.wait_exp_ms (now for a forced yield) */
+		t->resume = env.resume;
+		t->rule_busy = 1;
+		t->res_wake_ms = env.wait_exp_ms;
+		return -3;
+	}
 	switch (v) {
 	case ACT_V_REPLY: {
 		/* return/redirect: the server's response is dropped, the
@@ -908,16 +920,17 @@ static void response_comp_account(struct stream *s)
 	t->comp = NULL;
 }
 
+static int response_rules(struct stream *s);
+
 /* A final response head is parsed at the start of the response channel:
- * rules, then serialisation into the client's mux. Returns 0, or -1 to
- * close. */
+ * rules, then serialisation into the client's mux. Returns 0, 1 or 2 (go
+ * on), 3 (a rule waits: see response_rules()), or -1 to close. */
 static int response_parsed(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->res;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 	int from_server = !(t->flags & TX_F_REPLIED);
-	int rc;
 
 	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
@@ -977,9 +990,40 @@ static int response_parsed(struct stream *s)
 			stick_rules_commit(s);
 			stick_rules_response(s);
 		}
-		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
-		if (!rc && s->be != s->fe)
+	}
+	t->res_out_flags = fl;
+	t->res_rules_step = 0;
+	return response_rules(s);
+}
+
+/* The response rules of a parsed head (http-response of the backend then
+ * the frontend, the persistence cookie, http-after-response), then its
+ * serialisation. A rule that suspends itself (Lua) leaves the head in the
+ * channel with TX_F_RES_RULES_WAIT: xfer_response_head() calls again, and
+ * the rules resume at res_rules_step. Returns 0, 1 (replaced: go on with
+ * the reply), 3 (waiting), or -1 to close. */
+static int response_rules(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->res;
+	unsigned int fl = t->res_out_flags;
+	int from_server = !(t->flags & TX_F_REPLIED);
+	int rc = 0;
+
+	t->flags &= ~TX_F_RES_RULES_WAIT;
+	if (from_server && t->res_rules_step <= 1) {
+		if (t->res_rules_step == 0) {
+			rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
+			if (rc == -3)
+				goto wait;
+			t->res_rules_step = 1;
+		}
+		if (!rc && s->be != s->fe) {
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
+			if (rc == -3)
+				goto wait;
+		}
+		t->res_rules_step = 2;
 		if (rc == -2)
 			return -1;
 		if (rc == -1)
@@ -994,10 +1038,25 @@ static int response_parsed(struct stream *s)
 			return 1;
 		}
 	}
-	if (s->be && run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) == -2)
-		return -1;
-	if (s->be != s->fe && run_res_rules(s, s->fe, &s->fe->http_after_rules, ACT_HTTP_AFTER) == -2)
-		return -1;
+	if (t->res_rules_step < 2)
+		t->res_rules_step = 2;
+	if (t->res_rules_step == 2) {
+		rc = s->be ? run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) : 0;
+		if (rc == -3)
+			goto wait;
+		if (rc == -2)
+			return -1;
+		t->res_rules_step = 3;
+	}
+	if (t->res_rules_step == 3) {
+		rc = s->be != s->fe ? run_res_rules(s, s->fe, &s->fe->http_after_rules,
+		                                    ACT_HTTP_AFTER) : 0;
+		if (rc == -3)
+			goto wait;
+		if (rc == -2)
+			return -1;
+		t->res_rules_step = 4;
+	}
 	t->status = m->status;
 	if (!from_server && (m->flags & HTTP_F_CONN_CLOSE))
 		t->flags |= TX_F_CLI_CLOSE;
@@ -1073,6 +1132,9 @@ static int response_parsed(struct stream *s)
 	m->nhdrs = 0;
 	http_count_status(s, t->status);
 	return 0;
+wait:
+	t->flags |= TX_F_RES_RULES_WAIT;
+	return 3;
 }
 
 /* A response that failed (invalid, missing, timed out, cut short) counts
@@ -1103,6 +1165,22 @@ static int xfer_response_head(struct stream *s)
 	struct h1_error err;
 	enum h1_result r;
 
+	if (t->flags & TX_F_RES_RULES_WAIT) {
+		/* the head is parsed, a rule of it waits (Lua): when its date
+		 * came, or at any wake-up (it checks its own conditions) */
+		int rc = response_rules(s);
+
+		if (rc == 3)
+			return 0;
+		if (rc < 0) {
+			if (s->term[0] == '-') {
+				s->term[0] = 'P';
+				s->term[1] = 'H';
+			}
+			return -1;
+		}
+		return 1;
+	}
 	if (replied) {
 		/* a local reply is parsed in place: its head storage is where
 		 * the model wants it, its body follows as payload */
@@ -1160,6 +1238,8 @@ static int xfer_response_head(struct stream *s)
 		}
 		int rc = response_parsed(s);
 
+		if (rc == 3)
+			return 0;   /* a response rule waits (Lua) */
 		if (rc > 0)
 			return 1;   /* a deny replaced it, or a retry: go on */
 		if (rc < 0) {
@@ -1740,6 +1820,8 @@ uint64_t http_stream_expiry(const struct stream *s)
 	case SST_HTTP_LINGER:
 		return s->http_exp;
 	case SST_HTTP_XFER:
+		if (s->txn->flags & TX_F_RES_RULES_WAIT)
+			return tick_first(s->cli_exp, s->txn->res_wake_ms);
 		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? s->svc_wake_ms :
 		                                                                s->srv_exp);
 	default:

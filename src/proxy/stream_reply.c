@@ -117,6 +117,11 @@ int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
 	if (!r)
 		r = http_reply_builtin(500);
 	http_service_release(s);   /* this reply replaces a service's */
+	/* and a response whose rules waited (Lua): its rules are over */
+	t->flags &= ~TX_F_RES_RULES_WAIT;
+	t->res_rules_step = 0;
+	t->resume = NULL;
+	t->rule_busy = 0;
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
