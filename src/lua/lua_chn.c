@@ -260,12 +260,45 @@ static int c_may_recv(lua_State *L)
 	return 1;
 }
 
-/* The deprecated ones, as HAProxy's documentation defines them. */
+static int wait_k(lua_State *L, int status, lua_KContext ctx)
+{
+	(void)status;
+	(void)ctx;
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* Waits for the stream's next event (new bytes from the client), or a
+ * second at most: true after a wait, false where the script cannot yield
+ * (the caller then takes what is there). */
+static int c_wait(lua_State *L)
+{
+	struct lua_run *r = lua_cur;
+
+	if (!r || !r->yieldable || !lua_isyieldable(L)) {
+		lua_pushboolean(L, 0);
+		return 1;
+	}
+	r->wake_ms = clock_mono_ms() + 1000;
+	return lua_yieldk(L, 0, 0, wait_k);
+}
+
+/* The deprecated ones, as HAProxy's documentation defines them; getline()
+ * waits for a whole line while the client may send more. */
 static const char chn_prelude[] =
 	"local C = ...\n"
 	"function C.dup(c) return c:data() end\n"
 	"function C.get(c) local d = c:data() if d then c:remove(0, #d) end return d end\n"
-	"function C.getline(c) local l = c:line() if l then c:remove(0, #l) end return l end\n"
+	"function C.getline(c)\n"
+	"  while true do\n"
+	"    local l = c:line()\n"
+	"    if l == nil then return nil end\n"
+	"    if l:sub(-1) == '\\n' or not c:may_recv() or not C._wait() then\n"
+	"      c:remove(0, #l)\n"
+	"      return l\n"
+	"    end\n"
+	"  end\n"
+	"end\n"
 	"function C.prepend(c, s) return c:insert(s, 0) end\n"
 	"C.get_in_len = C.input\n"
 	"C.get_out_len = C.output\n";
@@ -290,7 +323,7 @@ void lua_api_chn(lua_State *L)
 		{ "insert", c_insert }, { "append", c_append }, { "set", c_set },
 		{ "send", c_send }, { "forward", c_forward }, { "input", c_input },
 		{ "output", c_output }, { "is_full", c_is_full }, { "is_resp", c_is_resp },
-		{ "may_recv", c_may_recv },
+		{ "may_recv", c_may_recv }, { "_wait", c_wait },
 		{ NULL, NULL }
 	};
 
