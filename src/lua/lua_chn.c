@@ -262,6 +262,7 @@ static int c_may_recv(lua_State *L)
 
 static int wait_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	(void)status;
 	(void)ctx;
 	lua_pushboolean(L, 1);

@@ -329,6 +329,16 @@ static void lua_hook(lua_State *L, lua_Debug *ar)
 	}
 }
 
+void lua_deadline_check(lua_State *L)
+{
+	struct lua_run *r = lua_cur;
+
+	if (r && r->timeout_ms && clock_mono_ms() - r->start_ms >= r->timeout_ms) {
+		lua_pushstring(L, "execution timeout");
+		lua_error(L);
+	}
+}
+
 struct lua_run *lua_run_new(const struct lua_fn *fn, const char *what, int yieldable,
                             uint64_t timeout_ms)
 {
@@ -383,6 +393,10 @@ int lua_run_resume(struct lua_run *run)
 	lua_cur = saved;
 	if (rc == LUA_YIELD) {
 		lua_pop(co, nres);
+		/* a wait never outlasts the run's time limit: it is resumed
+		 * then, and its continuation ends it (lua_deadline_check()) */
+		if (run->timeout_ms && run->wake_ms && run->wake_ms > run->start_ms + run->timeout_ms)
+			run->wake_ms = run->start_ms + run->timeout_ms;
 		lua_vm_leave(run->vm);
 		return LUA_YIELD;
 	}

@@ -93,6 +93,7 @@ static int l_now(lua_State *L)
  * resumed, and yields again until its wake-up date. */
 static int sleep_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct lua_run *r = lua_cur;
 
 	(void)status;
@@ -139,6 +140,7 @@ static int l_sleep(lua_State *L)
 
 static int yield_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	(void)status;
 	(void)ctx;
 	return 0;

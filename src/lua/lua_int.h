@@ -137,6 +137,10 @@ struct lua_run *lua_run_new(const struct lua_fn *fn, const char *what, int yield
  * caller reads the results under the lock, until lua_run_free(). */
 int lua_run_resume(struct lua_run *run);
 void lua_run_free(struct lua_run *run);
+/* In the continuation of a yield: raises "execution timeout" once the
+ * current run's time limit has passed (a sleeping or waiting script does
+ * not run the count hook). */
+void lua_deadline_check(lua_State *L);
 /* Enter/leave the VM of a run (lock for the shared state). Nesting on
  * the same thread is counted. */
 void lua_vm_enter(struct lua_vm *vm);

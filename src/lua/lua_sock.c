@@ -110,6 +110,7 @@ static int sock_fail(lua_State *L, const char *why)
 
 static int connect_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct lua_sock *k = sock_arg(L);
 	int err;
 
@@ -181,6 +182,7 @@ static int l_connect(lua_State *L)
 
 static int send_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct lua_sock *k = sock_arg(L);
 	size_t len;
 	const char *p = lua_tolstring(L, 2, &len);
@@ -286,6 +288,7 @@ static void rx_take(lua_State *L, struct lua_sock *k, size_t n, size_t skip)
 
 static int receive_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct lua_sock *k = sock_arg(L);
 	int line = 0, all = 0;
 	lua_Integer want = 0;

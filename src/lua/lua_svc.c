@@ -141,6 +141,7 @@ static int l_start_response(lua_State *L)
 
 static int send_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	(void)L;
 	(void)status;
 	(void)ctx;
@@ -197,6 +198,7 @@ static int tcp_wait(lua_State *L, lua_KFunction k)
  * client's input; what is left (maybe "") at the end of input. */
 static int tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct stream *s = lua_cur->s;
 	lua_Integer want = luaL_optinteger(L, 2, -1);
 	size_t n;
@@ -218,6 +220,7 @@ static int tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 
 static int tcp_getline_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct stream *s = lua_cur->s;
 	const char *nl;
 	size_t n;
@@ -242,6 +245,7 @@ static int tcp_getline_k(lua_State *L, int status, lua_KContext ctx)
 
 static int tcp_send_k(lua_State *L, int status, lua_KContext ctx)
 {
+	lua_deadline_check(L);
 	struct lua_tcpapp *ta = cur_tcpapp();
 
 	(void)status;
@@ -623,7 +627,7 @@ static void tcpapp_step(struct stream *s)
 		stream_abort(s, 'c', 'D');
 		return;
 	}
-	if (run->wake_ms && clock_mono_ms() < run->wake_ms && !run->socks) {
+	if (!run->io_wait && run->wake_ms && clock_mono_ms() < run->wake_ms && !run->socks) {
 		s->tcp_svc_wake = run->wake_ms;
 		return;
 	}
@@ -647,6 +651,8 @@ static void tcpapp_run(struct stream *s, struct lua_tcpapp *ta)
 			s->tcp_svc_wake = run->wake_ms;
 		else if (!run->io_wait)
 			task_wakeup(s->task, TASK_WOKEN_OTHER);   /* forced yield */
+		else if (run->timeout_ms)
+			s->tcp_svc_wake = run->start_ms + run->timeout_ms;   /* see the limit */
 		return;
 	}
 	/* ended (an error was logged by lua_run_resume()) */
