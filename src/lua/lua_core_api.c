@@ -499,12 +499,10 @@ static int l_register_service(lua_State *L)
 	return 0;
 }
 
+/* Init functions and tasks have no name: each registration (in each
+ * state that loads the script) is an entry of its own. */
 static int l_register_init(lua_State *L)
 {
-	static int seq;
-	char name[32];
-
-	snprintf(name, sizeof(name), "init#%d", seq++);
 	fn_register(L, LFN_INIT, NULL, 1);
 	return 0;
 }
