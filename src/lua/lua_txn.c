@@ -493,8 +493,12 @@ static int l_set_var(lua_State *L)
 	struct lua_run *r = cur_run(L);
 	struct var_ref ref;
 	struct sample smp;
+	const char *name = luaL_checkstring(L, 2);
+	/* "ifexist": a proc variable is only updated, never created (the
+	 * other scopes are created anyway, as in HAProxy 2.6) */
+	int only_update = lua_toboolean(L, 4) && strncmp(name, "proc.", 5) == 0;
 
-	if (!var_ref_arg(L, 2, &ref)) {
+	if (only_update ? !var_ref_arg(L, 2, &ref) : vars_intern_runtime(name, &ref) < 0) {
 		lua_pushboolean(L, 0);
 		return 1;
 	}
@@ -502,7 +506,7 @@ static int l_set_var(lua_State *L)
 		lua_pushboolean(L, 0);
 		return 1;
 	}
-	lua_pushboolean(L, vars_set(r->smp, &ref, &smp, lua_toboolean(L, 4) ? VAR_C_IFEXISTS : 0) > 0);
+	lua_pushboolean(L, vars_set(r->smp, &ref, &smp, only_update ? VAR_C_IFEXISTS : 0) > 0);
 	return 1;
 }
 
