@@ -8,8 +8,55 @@
 #include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/clock.h>
+#include <pthread.h>
 #include <sluice/expr/sample.h>
+#include <sluice/expr/vars.h>
 #include "t.h"
+
+/* Run-time interning of variable names from several threads at once
+ * (what Lua's txn:set_var does with names it builds): every name gets
+ * one id, readers see complete entries. */
+static _Atomic int intern_errors;
+
+static void *intern_worker(void *arg)
+{
+	int base = (int)(intptr_t)arg;
+
+	for (int i = 0; i < 200; i++) {
+		char name[64];
+		struct var_ref ref, again;
+
+		/* half the names are shared by all workers */
+		snprintf(name, sizeof(name), "txn.w%d_%d", (i % 2) ? base : 0, i);
+		if (vars_intern_runtime(name, &ref) < 0 || vars_find_ref(name, &again) < 0 ||
+		    again.id != ref.id || strcmp(vars_name(ref.id), name + 4) != 0)
+			intern_errors++;
+	}
+	return NULL;
+}
+
+static void test_vars_runtime(void)
+{
+	pthread_t th[4];
+	struct var_ref ref;
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, intern_worker, (void *)(intptr_t)(i + 1));
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	CHECK(intern_errors == 0);
+	CHECK(vars_find_ref("txn.w0_0", &ref) == 0);
+	CHECK(vars_intern_runtime("bad", &ref) < 0);
+	/* the run-time budget: 500 names were added above; 1024 at most */
+	for (int i = 0; i < 600; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "sess.extra_%d", i);
+		vars_intern_runtime(name, &ref);
+	}
+	CHECK(vars_intern_runtime("sess.one_too_many", &ref) < 0);
+	CHECK(vars_intern_runtime("txn.w0_0", &ref) == 0);   /* known: fine */
+}
 
 static const char script[] =
 	"core.register_fetches('sum', function(txn, a, b) return tonumber(a) + tonumber(b) end)\n"
@@ -113,5 +160,6 @@ int main(void)
 	CHECK(eval_text("lua.nap", out, sizeof(out)) == 0);
 
 	unlink(path);
+	test_vars_runtime();
 	return t_done("test_lua");
 }
