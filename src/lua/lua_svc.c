@@ -12,10 +12,11 @@
  * framing, the body so far follows, and the stream asks the service for
  * more each time the client drained what it had (svc_live_ops.more,
  * stream_reply.c), waking on the service's sleep date or at once after a
- * forced yield; memory per response is one block. The
- * request body the service can read is what arrived with the head
- * (`option http-buffer-request` or `wait-for-body` before use-service
- * gets all of it). See doc/configuration.md, "Lua".
+ * forced yield; memory per response is one block. The request body stays
+ * in the request channel for the service (s->svc_reads_body): receive()
+ * and getline() read it there and wait for more as it arrives (the
+ * client's events wake the stream, which resumes the service). See
+ * doc/configuration.md, "Lua".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +82,6 @@ struct lua_applet {
 	int started;                 /* start_response() was called */
 	struct growbuf hdrs;         /* "name: value\r\n"... */
 	struct growbuf body;
-	struct ist rx;               /* request body available */
-	size_t rx_off;
 };
 
 #define APPLET_HTTP_MT "sluice.AppletHTTP"
@@ -282,12 +281,91 @@ static int l_send(lua_State *L)
 	return 0;
 }
 
+/* ---- the request body, for an HTTP service ---- */
+
+/* The body bytes the stream holds for the service: in the request
+ * channel, after the head while it is still there. */
+static void http_rx_view(struct stream *s, const char **p, size_t *len)
+{
+	struct http_txn *t = s->txn;
+	size_t off = (t->flags & TX_F_REQ_GONE) ? 0 : t->req.head_len;
+
+	if ((t->flags & TX_F_REQ_GONE) && s->req.head)
+		buf_realign(&s->req);   /* no head spans point into it any more */
+	*p = buf_head(&s->req) + off;
+	*len = s->req.data > off ? s->req.data - off : 0;
+}
+
+static void http_rx_consume(struct stream *s, size_t n)
+{
+	struct http_txn *t = s->txn;
+	size_t off = (t->flags & TX_F_REQ_GONE) ? 0 : t->req.head_len;
+	char *p = buf_head(&s->req) + off;
+
+	memmove(p, p + n, s->req.data - off - n);
+	s->req.data -= n;
+}
+
+/* Whether more of the body may come. */
+static int http_rx_more(struct stream *s)
+{
+	return !s->txn->req_body.done && buf_room(&s->req) &&
+	       !(s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR | CONN_F_HUP));
+}
+
+static int http_wait(lua_State *L, lua_KFunction k)
+{
+	if (!lua_cur->yieldable || !lua_isyieldable(L))
+		return 0;
+	lua_cur->io_wait = 1;
+	lua_cur->wake_ms = 0;
+	return lua_yieldk(L, 0, 0, k);
+}
+
+/* receive([size]): <size> bytes of the body, or all of it (waiting for
+ * its end); what is left at the end ("" when nothing). */
+static int http_receive_k(lua_State *L, int status, lua_KContext ctx)
+{
+	struct stream *s = lua_cur->s;
+	lua_Integer want = luaL_optinteger(L, 2, -1);
+	const char *p;
+	size_t len;
+
+	lua_deadline_check(L);
+	(void)status;
+	(void)ctx;
+	http_rx_view(s, &p, &len);
+	if ((want < 0 || (size_t)want > len) && http_rx_more(s) && http_wait(L, http_receive_k))
+		return 0;   /* not reached: the yield does not return */
+	if (want >= 0 && (size_t)want < len)
+		len = (size_t)want;
+	lua_pushlstring(L, p, len);
+	http_rx_consume(s, len);
+	return 1;
+}
+
+static int http_getline_k(lua_State *L, int status, lua_KContext ctx)
+{
+	struct stream *s = lua_cur->s;
+	const char *p, *nl;
+	size_t len;
+
+	lua_deadline_check(L);
+	(void)status;
+	(void)ctx;
+	http_rx_view(s, &p, &len);
+	nl = memchr(p, '\n', len);
+	if (!nl && http_rx_more(s) && http_wait(L, http_getline_k))
+		return 0;
+	if (nl)
+		len = (size_t)(nl - p) + 1;
+	lua_pushlstring(L, p, len);
+	http_rx_consume(s, len);
+	return 1;
+}
+
 static int l_receive(lua_State *L)
 {
-	struct lua_applet *a;
-	lua_Integer want;
-	size_t left;
-
 	if (cur_tcpapp()) {
 		lua_settop(L, 2);
 		return tcp_receive_k(L, LUA_OK, 0);
@@ -296,35 +374,21 @@ static int l_receive(lua_State *L)
 		lua_pushstring(L, "");
 		return 1;
 	}
-	a = cur_applet(L);
-	want = luaL_optinteger(L, 2, -1);
-	left = a->rx.len - a->rx_off;
-	if (want >= 0 && (size_t)want < left)
-		left = (size_t)want;
-	lua_pushlstring(L, a->rx.ptr + a->rx_off, left);
-	a->rx_off += left;
-	return 1;
+	cur_applet(L);
+	lua_settop(L, 2);
+	return http_receive_k(L, LUA_OK, 0);
 }
 
 static int l_getline(lua_State *L)
 {
-	struct lua_applet *a;
-	const char *nl;
-	size_t left, n;
-
 	if (cur_tcpapp())
 		return tcp_getline_k(L, LUA_OK, 0);
 	if (lua_cur && lua_cur->cli) {
 		lua_pushstring(L, "");
 		return 1;
 	}
-	a = cur_applet(L);
-	left = a->rx.len - a->rx_off;
-	nl = memchr(a->rx.ptr + a->rx_off, '\n', left);
-	n = nl ? (size_t)(nl - (a->rx.ptr + a->rx_off)) + 1 : left;
-	lua_pushlstring(L, a->rx.ptr + a->rx_off, n);
-	a->rx_off += n;
-	return 1;
+	cur_applet(L);
+	return http_getline_k(L, LUA_OK, 0);
 }
 
 /* applet:set_var / get_var / unset_var: the TXN ones (same argument
@@ -421,7 +485,9 @@ static void live_release(void *p)
 static void live_wake(struct stream *s, struct lua_live *lv)
 {
 	s->svc_wake_ms = lv->run->wake_ms;
-	if (!s->svc_wake_ms)
+	if (lv->run->io_wait)
+		s->svc_wake_ms = lv->run->timeout_ms ? lv->run->start_ms + lv->run->timeout_ms : 0;
+	else if (!s->svc_wake_ms)
 		task_wakeup(s->task, TASK_WOKEN_OTHER);   /* forced yield, or a full send */
 }
 
@@ -433,6 +499,7 @@ static int live_resume(struct stream *s, struct lua_live *lv)
 	lv->run->smp = &lv->c;
 	lv->run->px = s->fe;
 	lv->run->svc = &lv->a;
+	lv->run->io_wait = 0;
 	return lua_run_resume(lv->run);
 }
 
@@ -443,14 +510,12 @@ static int live_more(struct stream *s, char **body, size_t *len)
 
 	if (lv->finished)
 		return -1;
-	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms && !lv->run->socks) {
+	if (!lv->run->io_wait && lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms &&
+	    !lv->run->socks) {
 		s->svc_wake_ms = lv->run->wake_ms;
 		return 0;
 	}
 	s->svc_wake_ms = 0;
-	/* the request's body is read at the start only (see the top) */
-	lv->a.rx.ptr = NULL;
-	lv->a.rx.len = lv->a.rx_off = 0;
 	rc = live_resume(s, lv);
 	if (rc != LUA_YIELD) {
 		/* ended (an error after the head went out ends the body
@@ -481,7 +546,8 @@ static int live_head(struct stream *s, struct svc_reply *out)
 	struct lua_live *lv = s->svc_live;
 	int rc;
 
-	if (lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms && !lv->run->socks) {
+	if (!lv->run->io_wait && lv->run->wake_ms && clock_mono_ms() < lv->run->wake_ms &&
+	    !lv->run->socks) {
 		s->svc_wake_ms = lv->run->wake_ms;
 		return 0;
 	}
@@ -521,17 +587,15 @@ static int live_outcome(struct stream *s, struct lua_live *lv, int rc, struct sv
 
 static int svc_produce(struct stream *s, struct svc_reply *out, const struct lua_fn *fn)
 {
-	struct http_txn *t = s->txn;
 	struct lua_live *lv = calloc(1, sizeof(*lv));
 	int rc;
 
 	if (!lv)
 		return -1;
 	lv->a.status = 200;
-	if (t->req.head_len && s->req.data > t->req.head_len) {
-		lv->a.rx.ptr = buf_head(&s->req) + t->req.head_len;
-		lv->a.rx.len = s->req.data - t->req.head_len;
-	}
+	/* the request body stays in the request channel for the service
+	 * (applet:receive()), instead of being drained */
+	s->svc_reads_body = 1;
 	stream_smp_ctx_init(s, &lv->c, SMP_DIR_REQ);
 	lv->run = lua_run_new(fn, "applet", 1, (uint64_t)lua_cfg.service_timeout_ms);
 	if (!lv->run) {

@@ -729,7 +729,10 @@ static int xfer_request(struct stream *s)
 		}
 	}
 	if (t->flags & TX_F_REPLIED) {
-		/* the request sluice answered is read and dropped */
+		/* the request sluice answered is read and dropped, unless the
+		 * service answering it reads it (it wakes on its arrival) */
+		if (s->svc_reads_body)
+			return progress;
 		if (s->req.data) {
 			s->req.head = s->req.data = 0;
 			progress = 1;

@@ -267,6 +267,7 @@ void http_service_release(struct stream *s)
 		s->svc_live_ops = NULL;
 	}
 	s->svc_wake_ms = 0;
+	s->svc_reads_body = 0;
 }
 
 /* The response head of <rep> in the empty response buffer. Returns 0, or

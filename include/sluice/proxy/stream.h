@@ -132,6 +132,8 @@ struct stream {
 	const struct svc_live_ops *svc_live_ops;
 	void *svc_live;
 	uint64_t svc_wake_ms;
+	int svc_reads_body;        /* the service reads the request body: it is
+	                            * kept in the request channel, not dropped */
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
 	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
 	/* stick store-request keys waiting for the server (stick_rules.c) */
