@@ -1,6 +1,8 @@
-/* Lua services (`core.register_service`, `http-request use-service
- * lua.<name>`): the AppletHTTP object, and the minimal AppletTCP object
- * the CLI commands of core.register_cli write through.
+/* Lua services (`core.register_service`): HTTP ones (`http-request
+ * use-service lua.<name>`, the AppletHTTP object) and TCP ones
+ * (`tcp-request content use-service lua.<name>` in TCP mode, the
+ * AppletTCP object, SST_APPLET), and the AppletTCP object the CLI
+ * commands of core.register_cli write through.
  *
  * A service starts when the request's head (and the part of its body
  * already received) is there, and may yield at any time (core.msleep,
