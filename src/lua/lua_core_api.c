@@ -17,6 +17,8 @@
 #include <sluice/core/log.h>
 #include <sluice/core/sched.h>
 #include <sluice/expr/pattern.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/stats.h>
 #include <sluice/expr/regex.h>
 #include <sluice/http/act.h>
 #include <sluice/proxy/proxy.h>
@@ -172,21 +174,35 @@ static int l_set_nice(lua_State *L)
 	return 0;
 }
 
+/* core.get_info(): the fields of `show info`, by name (numbers as
+ * integers), as HAProxy returns them. */
 static int l_get_info(lua_State *L)
 {
-	lua_createtable(L, 0, 8);
-	lua_pushstring(L, "sluice");
-	lua_setfield(L, -2, "Name");
-	lua_pushstring(L, "2.6");
-	lua_setfield(L, -2, "Version");
-	lua_pushinteger(L, global.nbthread);
-	lua_setfield(L, -2, "Nbthread");
-	lua_pushinteger(L, global.pid);
-	lua_setfield(L, -2, "Pid");
-	lua_pushinteger(L, 1);
-	lua_setfield(L, -2, "Process_num");
-	lua_pushinteger(L, global.maxconn);
-	lua_setfield(L, -2, "Maxconn");
+	struct cli_out o = { 0 };
+	char *line, *save = NULL;
+
+	lua_newtable(L);
+	stats_info_text(&o);
+	if (!o.buf)
+		return 1;
+	for (line = strtok_r(o.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *v, *end;
+		long long n;
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		v = colon + 1;
+		while (*v == ' ')
+			v++;
+		n = strtoll(v, &end, 10);
+		if (*v && !*end)
+			lua_pushinteger(L, (lua_Integer)n);
+		else
+			lua_pushstring(L, v);
+		lua_setfield(L, -2, line);
+	}
+	free(o.buf);
 	return 1;
 }
 
