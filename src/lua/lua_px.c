@@ -190,6 +190,26 @@ static int s_force_up(lua_State *L)   { return set_health(L, SRV_OP_UP); }
 static int s_force_nolb(lua_State *L) { return set_health(L, SRV_OP_NOLB); }
 static int s_force_down(lua_State *L) { return set_health(L, SRV_OP_DOWN); }
 
+/* check_enable/check_disable, as `enable/disable health` */
+static int s_check_enable(lua_State *L)
+{
+	atomic_store(&srv_arg(L)->chk_disabled, 0);
+	return 0;
+}
+
+static int s_check_disable(lua_State *L)
+{
+	atomic_store(&srv_arg(L)->chk_disabled, 1);
+	return 0;
+}
+
+/* sluice has no agent checks: as a server without one in HAProxy */
+static int s_agent_noop(lua_State *L)
+{
+	srv_arg(L);
+	return 0;
+}
+
 static void push_server(lua_State *L, struct server *s)
 {
 	lua_createtable(L, 0, 3);
@@ -308,6 +328,9 @@ void lua_api_px(lua_State *L)
 		{ "set_maint", s_set_maint }, { "set_drain", s_set_drain },
 		{ "set_ready", s_set_ready }, { "check_force_up", s_force_up },
 		{ "check_force_nolb", s_force_nolb }, { "check_force_down", s_force_down },
+		{ "check_enable", s_check_enable }, { "check_disable", s_check_disable },
+		{ "agent_enable", s_agent_noop }, { "agent_disable", s_agent_noop },
+		{ "agent_force_up", s_agent_noop }, { "agent_force_down", s_agent_noop },
 		{ NULL, NULL }
 	};
 	static const luaL_Reg px_fns[] = {
