@@ -16,6 +16,8 @@
 #include <sluice/mgmt/stats.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
+#include <sluice/proxy/stream_int.h>
+#include <sluice/net/listener.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
 #include "lua_int.h"
@@ -266,6 +268,33 @@ static int p_get_mode(lua_State *L)
 	return 1;
 }
 
+/* pause / resume / stop: `disable / enable / shutdown frontend` (a
+ * frontend; nothing for a backend). Nothing returned, as in HAProxy; a
+ * refused change (already in that state) does nothing. */
+static int px_set_state(lua_State *L, int to)
+{
+	struct proxy *px = px_arg(L);
+	char err[128];
+	int cur;
+
+	if (!(px->cap & PX_CAP_FE))
+		return 0;
+	cur = px->disabled ? PX_FE_STOPPED : atomic_load(&px->fe_state);
+	if (cur == PX_FE_STOPPED || cur == to)
+		return 0;
+	listeners_fe_set_state(px, to, err, sizeof(err));
+	return 0;
+}
+static int p_pause(lua_State *L)  { return px_set_state(L, PX_FE_PAUSED); }
+static int p_resume(lua_State *L) { return px_set_state(L, PX_FE_READY); }
+static int p_stop(lua_State *L)   { return px_set_state(L, PX_FE_STOPPED); }
+
+static int s_shut_sess(lua_State *L)
+{
+	stream_shutdown_server(srv_arg(L));
+	return 0;
+}
+
 static void push_proxy(lua_State *L, struct proxy *px)
 {
 	lua_createtable(L, 0, 4);
@@ -329,12 +358,14 @@ void lua_api_px(lua_State *L)
 		{ "set_ready", s_set_ready }, { "check_force_up", s_force_up },
 		{ "check_force_nolb", s_force_nolb }, { "check_force_down", s_force_down },
 		{ "check_enable", s_check_enable }, { "check_disable", s_check_disable },
+		{ "shut_sess", s_shut_sess },
 		{ "agent_enable", s_agent_noop }, { "agent_disable", s_agent_noop },
 		{ "agent_force_up", s_agent_noop }, { "agent_force_down", s_agent_noop },
 		{ NULL, NULL }
 	};
 	static const luaL_Reg px_fns[] = {
 		{ "get_stats", p_get_stats }, { "get_cap", p_get_cap }, { "get_mode", p_get_mode },
+		{ "pause", p_pause }, { "resume", p_resume }, { "stop", p_stop },
 		{ NULL, NULL }
 	};
 
