@@ -553,6 +553,24 @@ static const struct cfg_kw lua_kws[] = {
 };
 CFG_REGISTER(lua_kws)
 
+/* The scripts to load in each thread's state are loaded: forget them. */
+static void files_free(void)
+{
+	struct lua_file *f, *next;
+
+	for (f = lua_files; f; f = next) {
+		next = f->next;
+		for (int i = 0; f->args && i < f->nargs; i++)
+			free(f->args[i]);
+		free(f->args);
+		free(f->path);
+		free(f->cfg_file);
+		free(f);
+	}
+	lua_files = NULL;
+	lua_files_tail = &lua_files;
+}
+
 /* Runs the functions registered with core.register_init in <vm> (in
  * registration order). Returns the number of errors. */
 static int run_inits(struct lua_vm *vm)
@@ -599,8 +617,13 @@ static int lua_post(void)
 		return 0;
 	if (lua_thread_vm[0]) {
 		for (int t = 1; t < global.nbthread && t < MAX_THREADS; t++) {
-			struct lua_vm *vm = vm_new(t);
+			struct lua_vm *vm;
 
+			/* a configuration parsed again in the same process (the
+			 * configuration fuzzer) keeps the states it has */
+			if (lua_thread_vm[t])
+				continue;
+			vm = vm_new(t);
 			if (!vm) {
 				cfg_alert(NULL, 0, "cannot create the Lua state of thread %d", t + 1);
 				return 1;
@@ -628,6 +651,7 @@ static int lua_post(void)
 	for (int t = 0; t < global.nbthread && t < MAX_THREADS; t++)
 		if (lua_thread_vm[t])
 			errors += run_inits(lua_thread_vm[t]);
+	files_free();
 	return errors;
 }
 
