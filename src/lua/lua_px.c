@@ -16,6 +16,7 @@
 #include <sluice/mgmt/stats.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
+#include <sluice/proxy/stktable.h>
 #include <sluice/proxy/stream_int.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/server.h>
@@ -24,6 +25,7 @@
 
 #define PROXY_MT  "sluice.Proxy"
 #define SERVER_MT "sluice.Server"
+#define TABLE_MT  "sluice.StickTable"
 
 /* The column names of `show stat`, in order (its CSV header). */
 static char *col_names[ST_COUNT];
@@ -295,6 +297,118 @@ static int s_shut_sess(lua_State *L)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ StickTable */
+
+static struct stktable *tbl_arg(lua_State *L)
+{
+	struct stktable *t;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "__tbl");
+	t = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (!t)
+		luaL_argerror(L, 1, "StickTable object expected");
+	return t;
+}
+
+static int t_info(lua_State *L)
+{
+	static const char *const types[] = {
+		[STKT_T_IP] = "ip", [STKT_T_IPV6] = "ipv6", [STKT_T_INTEGER] = "integer",
+		[STKT_T_STRING] = "string", [STKT_T_BINARY] = "binary",
+	};
+	struct stktable *t = tbl_arg(L);
+
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, types[t->type]);
+	lua_setfield(L, -2, "type");
+	lua_pushinteger(L, t->key_size);
+	lua_setfield(L, -2, "length");
+	lua_pushinteger(L, t->size);
+	lua_setfield(L, -2, "size");
+	lua_pushinteger(L, atomic_load_explicit(&t->used, memory_order_relaxed));
+	lua_setfield(L, -2, "used");
+	lua_pushinteger(L, t->nopurge);
+	lua_setfield(L, -2, "nopurge");
+	lua_pushinteger(L, t->expire_ms);
+	lua_setfield(L, -2, "expire");
+	lua_newtable(L);
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
+		if (!stkt_stores(t, (enum stkt_dt)i))
+			continue;
+		lua_pushstring(L, stkt_dt_defs[i].kind == STKT_K_FRQ ? "rate" : "value");
+		lua_setfield(L, -2, stkt_dt_defs[i].name);
+	}
+	lua_setfield(L, -2, "data");
+	return 1;
+}
+
+/* lookup(key): the entry's data as a table (name = value, "use",
+ * "expire"), or nil. The shard stays locked only while the values are
+ * copied (a few dozen at most). */
+static int t_lookup(lua_State *L)
+{
+	struct stktable *t = tbl_arg(L);
+	const char *key = luaL_checkstring(L, 2);
+	struct stkt_key k;
+	struct stksess *ts;
+	int64_t vals[STKT_DT_COUNT];
+	int have[STKT_DT_COUNT];
+	char names[STKT_DT_COUNT][32];
+	uint64_t exp, now = stkt_now_ms();
+	unsigned int use;
+
+	if (t->type == STKT_T_BINARY || !stktable_key_from_text(t, key, &k)) {
+		lua_pushnil(L);
+		return 1;
+	}
+	lua_checkstack(L, 8);
+	ts = stktable_lookup_lock(t, &k);
+	if (!ts) {
+		lua_pushnil(L);
+		return 1;
+	}
+	use = atomic_load_explicit(&ts->ref, memory_order_relaxed);
+	exp = atomic_load_explicit(&ts->expire, memory_order_relaxed);
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
+		have[i] = 0;
+		if (stkt_dt_defs[i].kind == STKT_K_NAME || stkt_dt_defs[i].array ||
+		    t->data_ofs[i] < 0 || !stkt_get(t, ts, (enum stkt_dt)i, &vals[i]))
+			continue;
+		have[i] = 1;
+		snprintf(names[i], sizeof(names[i]), "%s", stkt_dt_defs[i].name);
+	}
+	stktable_unlock(t, ts);
+	/* Lua allocates only now, with no lock held */
+	lua_createtable(L, 0, 8);
+	lua_pushinteger(L, use);
+	lua_setfield(L, -2, "use");
+	lua_pushinteger(L, exp > now ? (lua_Integer)(exp - now) : 0);
+	lua_setfield(L, -2, "expire");
+	for (int i = 0; i < STKT_DT_COUNT; i++) {
+		if (!have[i])
+			continue;
+		lua_pushinteger(L, (lua_Integer)vals[i]);
+		lua_setfield(L, -2, names[i]);
+	}
+	return 1;
+}
+
+static void push_stktable(lua_State *L, struct proxy *px)
+{
+	for (struct stktable *t = stktable_first(); t; t = stktable_next(t)) {
+		if (t->px != px)
+			continue;
+		lua_createtable(L, 0, 1);
+		lua_pushlightuserdata(L, t);
+		lua_setfield(L, -2, "__tbl");
+		luaL_setmetatable(L, TABLE_MT);
+		lua_setfield(L, -2, "stktable");
+		return;
+	}
+}
+
 static void push_proxy(lua_State *L, struct proxy *px)
 {
 	lua_createtable(L, 0, 4);
@@ -310,6 +424,7 @@ static void push_proxy(lua_State *L, struct proxy *px)
 		lua_setfield(L, -2, px->srv[i]->name);
 	}
 	lua_setfield(L, -2, "servers");
+	push_stktable(L, px);
 	luaL_setmetatable(L, PROXY_MT);
 }
 
@@ -375,6 +490,14 @@ void lua_api_px(lua_State *L)
 	lua_pop(L, 1);
 	luaL_newmetatable(L, PROXY_MT);
 	luaL_newlib(L, px_fns);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, TABLE_MT);
+	lua_createtable(L, 0, 2);
+	lua_pushcfunction(L, t_info);
+	lua_setfield(L, -2, "info");
+	lua_pushcfunction(L, t_lookup);
+	lua_setfield(L, -2, "lookup");
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
 }
