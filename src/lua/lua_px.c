@@ -293,7 +293,7 @@ static int p_stop(lua_State *L)   { return px_set_state(L, PX_FE_STOPPED); }
 
 static int s_shut_sess(lua_State *L)
 {
-	stream_shutdown_server(srv_arg(L));
+	stream_shutdown_server(srv_arg(L), 'K');
 	return 0;
 }
 

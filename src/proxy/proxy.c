@@ -33,6 +33,8 @@ static int proxy_has_tcp_service(const struct proxy *px);
 extern const int proxy_px_sock_anchor;
 __attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
 extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor, proxy_px_compat_anchor;
+extern const int srv_statefile_anchor;
+__attribute__((used)) static const int *const statefile_anchor = &srv_statefile_anchor;
 __attribute__((used)) static const int *const px_compat_anchor = &proxy_px_compat_anchor;
 __attribute__((used)) static const int *const persist_anchor = &proxy_persist_cfg_anchor;
 __attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
@@ -56,6 +58,7 @@ static int kw_retry_on(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_option(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_log_format(struct cfg_ctx *, char **, int, char *, size_t);
+static int kw_log_tag(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_disabled(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_ignored(struct cfg_ctx *, char **, int, char *, size_t);
 
@@ -84,6 +87,7 @@ static const struct cfg_kw proxy_kws[] = {
 	{ "option",          "log-health-checks", CFG_SEC_BE, kw_option, 1 },
 	{ "log",             NULL,        CFG_SEC_PROXY | CFG_SEC_GLOBAL, kw_log, 1 },
 	{ "log-format",      NULL,        CFG_SEC_FE,      kw_log_format },
+	{ "log-tag",         NULL,        CFG_SEC_PROXY,   kw_log_tag },
 	{ "disabled",        NULL,        CFG_SEC_PROXY,   kw_disabled },
 	{ "enabled",         NULL,        CFG_SEC_PROXY,   kw_disabled },
 	{ "description",     NULL,        CFG_SEC_PROXY,   kw_ignored },
@@ -171,6 +175,9 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->srv_so = def->srv_so;
 	px->backlog = def->backlog;
 	px->fe_rate_lim = def->fe_rate_lim;
+	px->srv_state_load = def->srv_state_load;
+	px->chk_send_state = def->chk_send_state;
+	px->log_tag = def->log_tag ? strdup(def->log_tag) : NULL;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
@@ -832,6 +839,23 @@ static int kw_log(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t
 	return 0;
 }
 
+/* log-tag <string>: the syslog tag of this proxy's logs, instead of the
+ * global one. */
+static int kw_log_tag(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs != 2 || !*args[1]) {
+		snprintf(err, errlen, "'%s' expects a tag for use in syslog.", args[0]);
+		return -1;
+	}
+	free(ctx->px->log_tag);
+	ctx->px->log_tag = strdup(args[1]);
+	if (!ctx->px->log_tag) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
+	return 0;
+}
+
 static int kw_log_format(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	if (nargs < 2) {
@@ -1335,6 +1359,23 @@ static int resolve_be_arg(struct smp_arg *a, int i, const char *kw, const struct
 	return 0;
 }
 
+/* The frontend named by argument <i>; omitted, the stream's frontend of
+ * the moment (left unresolved). */
+static int resolve_fe_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
+{
+	struct proxy *px = o->px;
+
+	if (!a->text || !*a->text)
+		return 0;
+	a->resolved = proxy_find(a->text, PX_CAP_FE);
+	if (a->resolved)
+		return 0;
+	cfg_alert(o->file, o->line, "unable to find frontend '%s' referenced in arg %d of "
+	          "sample fetch keyword '%s'%s%s%s.", a->text, i + 1, kw,
+	          px ? " in proxy '" : "", px ? px->name : "", px ? "'" : "");
+	return 1;
+}
+
 /* "[backend/]server": without a backend, a server of the expression's own
  * proxy (whatever its side, as HAProxy looks it up). */
 static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
@@ -1374,6 +1415,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
 	for (int i = 0; i < args->n; i++) {
 		if (args->a[i].type == ARGT_BE)
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_FE)
+			errors += resolve_fe_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_TAB)

@@ -19,6 +19,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/msg.h>
@@ -85,9 +86,9 @@ void http_log(struct stream *s)
 	len = s->svc_log_name ? log_render_service(s, line, sizeof(line)) :
 	      stream_lf_render(s, &fe->logfmt, line, sizeof(line));
 	if (!list_empty(&fe->logs))
-		log_send(&fe->logs, level, NULL, global.pid, line, len);
+		log_send(&fe->logs, level, fe->log_tag, global.pid, line, len);
 	if (lg)
-		log_send(&global.logs, level, NULL, global.pid, line, len);
+		log_send(&global.logs, level, fe->log_tag, global.pid, line, len);
 }
 
 /* ---- local replies ---- */
@@ -260,6 +261,10 @@ void http_service_release(struct stream *s)
 {
 	free(s->svc_body);
 	s->svc_body = NULL;
+	if (s->svc_cache) {
+		cache_hit_release(s->svc_cache, s->svc_cache_cfg);
+		s->svc_cache = NULL;
+	}
 	s->svc_len = s->svc_off = 0;
 	if (s->svc_live) {
 		s->svc_live_ops->release(s->svc_live);
@@ -268,6 +273,11 @@ void http_service_release(struct stream *s)
 	}
 	s->svc_wake_ms = 0;
 	s->svc_reads_body = 0;
+}
+
+int http_service_pending(const struct stream *s)
+{
+	return s->svc_body || s->svc_cache;
 }
 
 /* The response head of <rep> in the empty response buffer. Returns 0, or
@@ -434,7 +444,7 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 {
 	size_t n;
 
-	if (!s->svc_body)
+	if (!http_service_pending(s))
 		return 0;
 	if (s->svc_off >= s->svc_len && s->svc_live) {
 		/* drained: the service's next block, if it has one */
@@ -466,7 +476,11 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 		n = s->svc_len - s->svc_off;
 	if (!n)
 		return 0;
-	memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
+	if (s->svc_cache)
+		cache_hit_read(s->svc_cache, &s->svc_cache_chunk, &s->svc_cache_chunk_off,
+		               s->svc_off, buf_tail(dst), n);
+	else
+		memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
 	dst->data += n;
 	s->svc_off += n;
 	if (s->svc_off == s->svc_len && !s->svc_live)
