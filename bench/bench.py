@@ -65,6 +65,7 @@ CLOSE = ["-H", "Connection: close"]
 QUEUE_WRK = ["--timeout", "10s"]
 # 4000 clients fit under HAProxy's descriptor check at maxconn 9000 (it
 # reserves two descriptors per connection); nothing may time out in a queue
+LUA_ENV = {"BENCH_NBTHREAD": "2", "BENCH_LUA_FILE": os.path.join(TOP, "bench", "lua.lua")}
 QUEUE_ENV = {"BENCH_MAXCONN": "9000", "BENCH_TIMEOUT_QUEUE": "120s", "BENCH_NBTHREAD": "2"}
 FD_LIMIT = 20000
 # descriptors neither proxy spends on connections: listeners, pollers,
@@ -186,6 +187,17 @@ SCENARIOS = {
     "h1-to-h2-server": scenario("h2.cfg", 100, "HTTP/1.1 keep-alive clients (wrk, 100), "
                                 "HTTP/2 toward the server (`proto h2`, nginx h2c)",
                                 srv="proto h2", env=h2env(), origin="h2c"),
+    # issue 13: Lua (bench/lua.cfg, bench/lua.lua)
+    "lua-action-100": scenario("lua.cfg", 100, "HTTP keep-alive, 100 clients, a Lua action "
+                               "(lua-load: one state for all threads) on each request",
+                               env=LUA_ENV, probe=True),
+    "lua-action-100-pt": scenario("lua.cfg", 100, "the same with lua-load-per-thread",
+                                  env=dict(LUA_ENV, BENCH_LUA_PER_THREAD="1")),
+    "lua-action-100-8t": scenario("lua.cfg", 100, "lua-action-100 on 8 threads",
+                                  env=dict(LUA_ENV, BENCH_NBTHREAD="8"), probe=True),
+    "lua-service-100": scenario("lua.cfg", 100, "HTTP keep-alive, 100 clients, answered by "
+                                "a Lua service (lua-load)",
+                                env=dict(LUA_ENV, BENCH_LUA_SERVICE="1"), probe=True),
     # sluice alone can take more: it needs one descriptor per client plus
     # its server connections, where HAProxy's maxconn check reserves two
     "cache-hit-10k": scenario("cache.cfg", 100, "HTTP cache hits of a 10 kB object, 100 "

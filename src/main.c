@@ -457,6 +457,10 @@ int main(int argc, char **argv)
 	startlog_begin();   /* kept for `show startup-logs` */
 	for (int i = 0; i < ncfg; i++)
 		errors += cfg_parse_path(cfg_files[i]);
+	/* known before the post-parse hooks: lua-load-per-thread makes a Lua
+	 * state per thread there */
+	if (!global.nbthread)
+		global.nbthread = default_nbthread();
 	if (!errors)
 		errors += cfg_postparse();
 	if (errors) {
@@ -476,8 +480,6 @@ int main(int argc, char **argv)
 	if (global.daemon && global.mode != MODE_CHECK && !global.debug)
 		global.mode = MODE_DAEMON;
 
-	if (!global.nbthread)
-		global.nbthread = default_nbthread();
 	if (setup_limits() < 0)
 		return 1;
 	global.start_ms = clock_mono_ms();

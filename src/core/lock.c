@@ -54,6 +54,7 @@ static const char *const lock_kind_names[LK_KINDS] = {
 	[LK_SRV_STATE]   = "srv_state",
 	[LK_STKTABLE]    = "stktable",
 	[LK_CACHE]       = "cache",
+	[LK_LUA]         = "lua",
 	[LK_OTHER]       = "other",
 };
 

@@ -1,12 +1,17 @@
 /* Variables: stores, the var() fetch, the set-var and unset-var converters.
  *
- * Locking: interned names are written at configuration time only (one
- * thread) and read-only afterwards. The proc store is shared by all threads
+ * Locking: interned names are written at configuration time (one thread)
+ * and, for names a Lua script makes up while running, by
+ * vars_intern_runtime() under names_lock. They live in fixed chunks that
+ * never move, and the count is published (release) after the entry is
+ * written, so readers take no lock: an id below the count they read
+ * names a complete entry. The proc store is shared by all threads
  * and protected by vars_proc_rwlock (values are copied out under the read
  * lock). Every other store belongs to the thread owning its session or
  * stream and takes no lock (see vars.h).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/core/errmsg.h>
@@ -50,8 +55,24 @@ struct var {
 struct var_store vars_proc = { VAR_SCOPE_PROC, NULL, 0 };
 static pthread_rwlock_t vars_proc_rwlock = PTHREAD_RWLOCK_INITIALIZER;
 
-static char **names;           /* interned names, by id */
-static uint32_t nb_names;
+/* interned names, by id: chunks of NAMES_CHUNK, allocated once each */
+#define NAMES_CHUNK     256
+#define NAMES_CHUNKS    64
+#define NAMES_RUNTIME_MAX 1024   /* names vars_intern_runtime() may add */
+static char **name_chunks[NAMES_CHUNKS];
+static _Atomic uint32_t nb_names;
+static uint32_t nb_runtime_names;   /* under names_lock */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *name_at(uint32_t id)
+{
+	return name_chunks[id / NAMES_CHUNK][id % NAMES_CHUNK];
+}
+
+static uint32_t names_count(void)
+{
+	return atomic_load_explicit(&nb_names, memory_order_acquire);
+}
 
 static const char *const scope_names[VAR_SCOPES] = {
 	[VAR_SCOPE_PROC] = "proc", [VAR_SCOPE_SESS] = "sess", [VAR_SCOPE_TXN] = "txn",
@@ -65,7 +86,7 @@ const char *vars_scope_name(enum var_scope s)
 
 const char *vars_name(uint32_t id)
 {
-	return id < nb_names ? names[id] : "?";
+	return id < names_count() ? name_at(id) : "?";
 }
 
 void vars_proc_lock(int write)
@@ -101,24 +122,46 @@ void vars_prune(struct var_store *s)
 	s->bytes = 0;
 }
 
-static int intern(const char *name, size_t len, uint32_t *id)
+static int lookup(const char *name, size_t len, uint32_t *id)
 {
-	char **n;
+	uint32_t n = names_count();
 
-	for (uint32_t i = 0; i < nb_names; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) {
+	for (uint32_t i = 0; i < n; i++) {
+		const char *s = name_at(i);
+
+		if (strlen(s) == len && memcmp(s, name, len) == 0) {
 			*id = i;
 			return 0;
 		}
-	n = realloc(names, sizeof(*names) * (nb_names + 1));
-	if (!n)
-		return -1;
-	names = n;
-	names[nb_names] = strndup(name, len);
-	if (!names[nb_names])
-		return -1;
-	*id = nb_names++;
-	return 0;
+	}
+	return -1;
+}
+
+/* Adds a name. Writers take names_lock (configuration time has one
+ * writer, run time may have several: expressions compiled by scripts). */
+static int intern(const char *name, size_t len, uint32_t *id)
+{
+	uint32_t n;
+	char *copy;
+	int rc = -1;
+
+	if (lookup(name, len, id) == 0)
+		return 0;
+	pthread_mutex_lock(&names_lock);
+	n = names_count();
+	if (lookup(name, len, id) == 0) {
+		rc = 0;
+	} else if (n < NAMES_CHUNK * NAMES_CHUNKS &&
+	           (name_chunks[n / NAMES_CHUNK] ||
+	            (name_chunks[n / NAMES_CHUNK] = calloc(NAMES_CHUNK, sizeof(char *)))) &&
+	           (copy = strndup(name, len))) {
+		name_chunks[n / NAMES_CHUNK][n % NAMES_CHUNK] = copy;
+		atomic_store_explicit(&nb_names, n + 1, memory_order_release);
+		*id = n;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&names_lock);
+	return rc;
 }
 
 int vars_parse_ref(const char *text, size_t len, struct var_ref *ref,
@@ -170,13 +213,38 @@ int vars_find_ref(const char *text, struct var_ref *ref)
 			scope = i;
 	if (scope < 0)
 		return -1;
-	for (uint32_t i = 0; i < nb_names; i++)
-		if (strcmp(names[i], dot + 1) == 0) {
-			ref->scope = scope;
-			ref->id = i;
-			return 0;
-		}
-	return -1;
+	if (lookup(dot + 1, strlen(dot + 1), &ref->id) < 0)
+		return -1;
+	ref->scope = scope;
+	return 0;
+}
+
+int vars_intern_runtime(const char *text, struct var_ref *ref)
+{
+	struct var_ref tmp;
+	int rc;
+
+	if (vars_find_ref(text, ref) == 0)
+		return 0;
+	uint32_t before;
+
+	pthread_mutex_lock(&names_lock);
+	rc = nb_runtime_names >= NAMES_RUNTIME_MAX ? -1 : 0;
+	pthread_mutex_unlock(&names_lock);
+	if (rc < 0)
+		return -1;
+	before = names_count();
+	rc = vars_parse_ref(text, strlen(text), &tmp, NULL, 0);
+	if (rc < 0)
+		return -1;
+	if (names_count() != before) {
+		/* roughly counted: two threads may add at once */
+		pthread_mutex_lock(&names_lock);
+		nb_runtime_names++;
+		pthread_mutex_unlock(&names_lock);
+	}
+	*ref = tmp;
+	return 0;
 }
 
 unsigned int vars_cond_parse(const char *w)

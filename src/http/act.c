@@ -979,14 +979,16 @@ static enum acl_test_res rule_cond_eval(const struct act_rule *r, struct act_env
 enum act_verdict act_exec(struct list *rules, struct act_env *env)
 {
 	struct list *pos = env->resume ? env->resume : rules->next;
+	int busy = env->resume && env->rule_busy;
 
 	if (!env->resume)
 		env->strict_off = 0;
+	env->rule_busy = 0;
 	for (; pos != rules; pos = pos->next) {
 		const struct act_rule *r = list_elem(pos, struct act_rule, list);
 		enum act_verdict v;
 
-		if (r->cond) {
+		if (r->cond && !busy) {
 			enum acl_test_res res = rule_cond_eval(r, env);
 
 			if (res == ACL_TEST_MISS && !env->smp->final) {
@@ -996,6 +998,7 @@ enum act_verdict act_exec(struct list *rules, struct act_env *env)
 			if (res != ACL_TEST_PASS)
 				continue;
 		}
+		busy = 0;
 		v = r->kw->exec(r, env);
 		if (v == ACT_V_CONTINUE)
 			continue;

@@ -217,11 +217,16 @@ static int parse_use_service(struct act_rule *r, struct proxy *px, char **args, 
 	svc = act_service_find(args[0]);
 	if (!svc)
 		return errmsg_set(err, errlen, "'%s' unknown service name", args[0]);
-	/* services answer HTTP requests (stream_reply.c): a TCP stream, or
-	 * the request's tcp-request content phase, has none to hand over */
-	if (r->set != ACT_HTTP_REQ)
+	/* HTTP services answer HTTP requests (stream_reply.c): a TCP stream,
+	 * or the request's tcp-request content phase, has none to hand over;
+	 * TCP services (Lua) take over a TCP stream in its tcp-request
+	 * content phase */
+	if (svc->kind == ACT_SVC_HTTP && r->set != ACT_HTTP_REQ)
 		return errmsg_set(err, errlen, "service '%s' is only available in 'http-request' "
 		                  "rules", args[0]);
+	if (svc->kind == ACT_SVC_TCP && r->set != ACT_TCP_REQ_CONT)
+		return errmsg_set(err, errlen, "TCP service '%s' is only available in "
+		                  "'tcp-request content' rules", args[0]);
 	r->arg = (void *)svc;
 	return 0;
 }

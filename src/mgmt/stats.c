@@ -114,6 +114,11 @@ static int cli_show_pools(char **args, int nargs, struct cli_out *out, int level
 	return 0;
 }
 
+void stats_info_text(struct cli_out *out)
+{
+	cli_show_info(NULL, 0, out, CLI_LEVEL_ADMIN);
+}
+
 static int cli_show_version(char **args, int nargs, struct cli_out *out, int level)
 {
 	cli_printf(out, "%s\n", SLUICE_VERSION);

@@ -24,6 +24,9 @@
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
+#include <sluice/http/act.h>
+
+static int proxy_has_tcp_service(const struct proxy *px);
 
 /* the socket settings and `id` keywords (px_sock.c) register from a
  * constructor: referencing them links them wherever proxies are */
@@ -1268,9 +1271,11 @@ static int proxy_check_one(struct proxy *px)
 		}
 	}
 	/* an HTTP frontend may answer everything with its own rules; the
-	 * requests none answers get a 503 (HAProxy accepts it too) */
+	 * requests none answers get a 503 (HAProxy accepts it too); so may a
+	 * TCP frontend with a service (tcp-request content use-service) */
 	if ((px->cap & PX_CAP_FE) && !(px->cap & PX_CAP_BE) && !px->defbe_name &&
-	    list_empty(&px->use_backends) && !px->disabled && px->mode != PX_MODE_HTTP) {
+	    list_empty(&px->use_backends) && !px->disabled && px->mode != PX_MODE_HTTP &&
+	    !proxy_has_tcp_service(px)) {
 		cfg_alert(px->conf_file, px->conf_line, "frontend '%s' has no backend: add "
 		          "'default_backend' or 'use_backend'.", px->name);
 		errors++;
@@ -1298,6 +1303,19 @@ static int proxy_check_one(struct proxy *px)
 		}
 	}
 	return errors;
+}
+
+static int proxy_has_tcp_service(const struct proxy *px)
+{
+	const struct list *pos;
+
+	for (pos = px->tcp_req_cont_rules.next; pos != &px->tcp_req_cont_rules; pos = pos->next) {
+		const struct act_rule *r = list_elem(pos, struct act_rule, list);
+
+		if (strcmp(r->kw->kw, "use-service") == 0)
+			return 1;
+	}
+	return 0;
 }
 
 static int proxy_postparse(void)

@@ -54,6 +54,7 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
+#include <sluice/lua/lua.h>
 #include <sluice/proxy/stream_int.h>
 
 #define FWD_MAX_ROUNDS 4
@@ -421,6 +422,12 @@ void stream_free(struct stream *s)
 	}
 	if (s->http_flags & SF_HTTP)
 		http_stream_release(s);
+	if (s->lua_run || s->lua_priv)
+		lua_stream_release(s);
+	if (s->tcp_svc) {
+		s->tcp_svc->release(s);
+		s->tcp_svc = NULL;
+	}
 	if (s->Tc >= 0 && s->srv && s->be)
 		stream_record_times(s);
 	stream_release_server(s);
@@ -1280,6 +1287,8 @@ static uint64_t stream_expiry(const struct stream *s)
 		return s->cli_exp;
 	case SST_ASSIGN:
 		return s->conn_exp;   /* tcp-request inspect-delay */
+	case SST_APPLET:
+		return tick_first(s->cli_exp, s->tcp_svc_wake);
 	case SST_QUEUED:
 		return s->queue_exp;
 	case SST_TURNAROUND:
@@ -1385,6 +1394,9 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 			break;
 		case SST_ESTABLISHED:
 			do_established(s);
+			break;
+		case SST_APPLET:
+			s->tcp_svc->step(s);
 			break;
 		case SST_HTTP_WAIT_REQ:
 		case SST_HTTP_BODY_WAIT:

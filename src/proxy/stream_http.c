@@ -58,6 +58,7 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream_int.h>
+#include <sluice/lua/lua.h>
 
 /* kept out of a head as HAProxy keeps tune.maxrewrite: the longest head is
  * tune.bufsize minus this, so 414 and 431 come at the same sizes */
@@ -131,13 +132,15 @@ static void txn_start(struct stream *s)
 	t->idle_start_ms = now_ms();
 }
 
-static void txn_cleanup(struct http_txn *t)
+static void txn_cleanup(struct stream *s, struct http_txn *t)
 {
 	cache_txn_release(&t->cache);
 	/* comp_on stays for the log line of a transaction already logged:
 	 * the next txn_start() clears it */
 	comp_ctx_free(t->comp);
 	t->comp = NULL;
+	if (s->lua_run || s->lua_priv)
+		lua_stream_release(s);
 	free(t->retry_copy);
 	t->retry_copy = NULL;
 	vars_prune(&t->vars_txn);
@@ -582,7 +585,9 @@ static void http_body_wait(struct stream *s)
 		return;
 	}
 	buf_realign(&s->req);
-	if (!s->txn->req_body.done && buf_room(&s->req) &&
+	/* a suspended action (Lua) is resumed at each wake-up: it may wait
+	 * for a socket of its own */
+	if (!s->txn->req_body.done && buf_room(&s->req) && !s->txn->rule_busy &&
 	    !(s->cli.flags & CONN_F_RD_SHUT) && !(s->http_exp && now_ms() >= s->http_exp))
 		return;
 	if (!s->txn->req_body.done && !s->txn->resume && s->http_exp && now_ms() >= s->http_exp &&
@@ -596,7 +601,9 @@ static void http_body_wait(struct stream *s)
 	}
 	s->st = SST_HTTP_WAIT_REQ;   /* the analysis sets the next state */
 	http_analyze(s, 1);
-	if (s->st == SST_HTTP_BODY_WAIT)
+	/* a second wait is a rule that waits without end, unless an action
+	 * suspended itself (Lua) and asked to be called again */
+	if (s->st == SST_HTTP_BODY_WAIT && !s->txn->rule_busy)
 		http_reply_start(s, 500, NULL, 'P', 'R');
 }
 
@@ -724,7 +731,10 @@ static int xfer_request(struct stream *s)
 		}
 	}
 	if (t->flags & TX_F_REPLIED) {
-		/* the request sluice answered is read and dropped */
+		/* the request sluice answered is read and dropped, unless the
+		 * service answering it reads it (it wakes on its arrival) */
+		if (s->svc_reads_body)
+			return progress;
 		if (s->req.data) {
 			s->req.head = s->req.data = 0;
 			progress = 1;
@@ -786,12 +796,24 @@ static int run_res_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.edit = &t->res_edit;
 	env.buf_full = 1;   /* response bodies are not buffered: wait-for-body
 	                     * there works on what already arrived */
+	env.resume = t->resume;
+	env.rule_busy = t->rule_busy;
 	if (set == ACT_HTTP_RES && !(t->flags & TX_F_REPLIED) &&
 	    (thr_spare.area || buf_alloc(&thr_spare) == 0)) {
 		thr_spare.head = thr_spare.data = 0;
 		env.reply = &thr_spare;
 	}
 	v = act_exec(rules, &env);
+	t->resume = NULL;
+	t->rule_busy = 0;
+	if (v == ACT_V_YIELD && env.rule_busy) {
+		/* an action suspended itself (Lua): this list resumes at the
+		 * same rule at env.wait_exp_ms (now for a forced yield) */
+		t->resume = env.resume;
+		t->rule_busy = 1;
+		t->res_wake_ms = env.wait_exp_ms;
+		return -3;
+	}
 	switch (v) {
 	case ACT_V_REPLY: {
 		/* return/redirect: the server's response is dropped, the
@@ -903,16 +925,17 @@ static void response_comp_account(struct stream *s)
 	t->comp = NULL;
 }
 
+static int response_rules(struct stream *s);
+
 /* A final response head is parsed at the start of the response channel:
- * rules, then serialisation into the client's mux. Returns 0, or -1 to
- * close. */
+ * rules, then serialisation into the client's mux. Returns 0, 1 or 2 (go
+ * on), 3 (a rule waits: see response_rules()), or -1 to close. */
 static int response_parsed(struct stream *s)
 {
 	struct http_txn *t = s->txn;
 	struct http_msg *m = &t->res;
 	unsigned int fl = H1O_F_HOP_BY_HOP | H1O_F_CONN_NAMED;
 	int from_server = !(t->flags & TX_F_REPLIED);
-	int rc;
 
 	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
@@ -976,9 +999,40 @@ static int response_parsed(struct stream *s)
 			stick_rules_commit(s);
 			stick_rules_response(s);
 		}
-		rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
-		if (!rc && s->be != s->fe)
+	}
+	t->res_out_flags = fl;
+	t->res_rules_step = 0;
+	return response_rules(s);
+}
+
+/* The response rules of a parsed head (http-response of the backend then
+ * the frontend, the persistence cookie, http-after-response), then its
+ * serialisation. A rule that suspends itself (Lua) leaves the head in the
+ * channel with TX_F_RES_RULES_WAIT: xfer_response_head() calls again, and
+ * the rules resume at res_rules_step. Returns 0, 1 (replaced: go on with
+ * the reply), 3 (waiting), or -1 to close. */
+static int response_rules(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	struct http_msg *m = &t->res;
+	unsigned int fl = t->res_out_flags;
+	int from_server = !(t->flags & TX_F_REPLIED);
+	int rc = 0;
+
+	t->flags &= ~TX_F_RES_RULES_WAIT;
+	if (from_server && t->res_rules_step <= 1) {
+		if (t->res_rules_step == 0) {
+			rc = run_res_rules(s, s->be, &s->be->http_res_rules, ACT_HTTP_RES);
+			if (rc == -3)
+				goto wait;
+			t->res_rules_step = 1;
+		}
+		if (!rc && s->be != s->fe) {
 			rc = run_res_rules(s, s->fe, &s->fe->http_res_rules, ACT_HTTP_RES);
+			if (rc == -3)
+				goto wait;
+		}
+		t->res_rules_step = 2;
 		if (rc == -2)
 			return -1;
 		if (rc == -1)
@@ -993,10 +1047,25 @@ static int response_parsed(struct stream *s)
 			return 1;
 		}
 	}
-	if (s->be && run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) == -2)
-		return -1;
-	if (s->be != s->fe && run_res_rules(s, s->fe, &s->fe->http_after_rules, ACT_HTTP_AFTER) == -2)
-		return -1;
+	if (t->res_rules_step < 2)
+		t->res_rules_step = 2;
+	if (t->res_rules_step == 2) {
+		rc = s->be ? run_res_rules(s, s->be, &s->be->http_after_rules, ACT_HTTP_AFTER) : 0;
+		if (rc == -3)
+			goto wait;
+		if (rc == -2)
+			return -1;
+		t->res_rules_step = 3;
+	}
+	if (t->res_rules_step == 3) {
+		rc = s->be != s->fe ? run_res_rules(s, s->fe, &s->fe->http_after_rules,
+		                                    ACT_HTTP_AFTER) : 0;
+		if (rc == -3)
+			goto wait;
+		if (rc == -2)
+			return -1;
+		t->res_rules_step = 4;
+	}
 	t->status = m->status;
 	if (!from_server && (m->flags & HTTP_F_CONN_CLOSE))
 		t->flags |= TX_F_CLI_CLOSE;
@@ -1078,6 +1147,9 @@ static int response_parsed(struct stream *s)
 	m->nhdrs = 0;
 	http_count_status(s, t->status);
 	return 0;
+wait:
+	t->flags |= TX_F_RES_RULES_WAIT;
+	return 3;
 }
 
 /* A response that failed (invalid, missing, timed out, cut short) counts
@@ -1112,11 +1184,27 @@ static int xfer_response_head(struct stream *s)
 	struct h1_error err;
 	enum h1_result r;
 
+	if (t->flags & TX_F_RES_RULES_WAIT) {
+		/* the head is parsed, a rule of it waits (Lua): when its date
+		 * came, or at any wake-up (it checks its own conditions) */
+		int rc = response_rules(s);
+
+		if (rc == 3)
+			return 0;
+		if (rc < 0) {
+			if (s->term[0] == '-') {
+				s->term[0] = 'P';
+				s->term[1] = 'H';
+			}
+			return -1;
+		}
+		return 1;
+	}
 	if (replied) {
 		/* a local reply is parsed in place: its head storage is where
 		 * the model wants it, its body follows as payload */
-		if (!s->res.data)
-			return 0;
+		if (!s->res.data && !http_service_head(s))
+			return 0;   /* a service that has not made its head yet */
 		buf_realign(&s->res);
 		if (s->res.head) {
 			memmove(s->res.area, buf_head(&s->res), s->res.data);
@@ -1169,6 +1257,8 @@ static int xfer_response_head(struct stream *s)
 		}
 		int rc = response_parsed(s);
 
+		if (rc == 3)
+			return 0;   /* a response rule waits (Lua) */
 		if (rc > 0)
 			return 1;   /* a deny replaced it, or a retry: go on */
 		if (rc < 0) {
@@ -1662,13 +1752,13 @@ static void txn_end(struct stream *s)
 	s->txn_count++;
 	if (s->h2s) {
 		/* one transaction per HTTP/2 stream */
-		txn_cleanup(t);
+		txn_cleanup(s, t);
 		t->flags |= TX_F_LOGGED;
 		s->st = SST_CLOSED;
 		return;
 	}
 	if ((t->flags & TX_F_CLI_CLOSE) || (s->cli.flags & (CONN_F_RD_SHUT | CONN_F_ERROR))) {
-		txn_cleanup(t);
+		txn_cleanup(s, t);
 		t->flags |= TX_F_LOGGED;
 		conn_shutw(&s->cli);
 		s->st = SST_HTTP_LINGER;
@@ -1678,7 +1768,7 @@ static void txn_end(struct stream *s)
 		h1m_reset(&s->cli_m);
 		return;
 	}
-	txn_cleanup(t);
+	txn_cleanup(s, t);
 	stream_next_txn(s);
 	s->req.head = s->req.data = 0;
 	if (s->cli_m.rx.data) {
@@ -1760,7 +1850,10 @@ uint64_t http_stream_expiry(const struct stream *s)
 	case SST_HTTP_LINGER:
 		return s->http_exp;
 	case SST_HTTP_XFER:
-		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? 0 : s->srv_exp);
+		if (s->txn->flags & TX_F_RES_RULES_WAIT)
+			return tick_first(s->cli_exp, s->txn->res_wake_ms);
+		return tick_first(s->cli_exp, (s->txn->flags & TX_F_REPLIED) ? s->svc_wake_ms :
+		                                                                s->srv_exp);
 	default:
 		return 0;
 	}
@@ -1800,7 +1893,7 @@ void http_stream_release(struct stream *s)
 	}
 	if (!t)
 		return;
-	txn_cleanup(t);
+	txn_cleanup(s, t);
 	pool_free(&pool_txn, t);
 	s->txn = NULL;
 }

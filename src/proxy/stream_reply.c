@@ -118,6 +118,11 @@ int http_reply_prepare(struct stream *s, int status, const struct http_reply *r)
 	if (!r)
 		r = http_reply_builtin(500);
 	http_service_release(s);   /* this reply replaces a service's */
+	/* and a response whose rules waited (Lua): its rules are over */
+	t->flags &= ~TX_F_RES_RULES_WAIT;
+	t->res_rules_step = 0;
+	t->resume = NULL;
+	t->rule_busy = 0;
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
@@ -242,6 +247,13 @@ int http_stream_abort(struct stream *s, char a, char b)
 
 void http_service_register(struct http_service *svc)
 {
+	svc->as.kind = ACT_SVC_HTTP;
+	act_service_register(&svc->as);
+}
+
+void tcp_service_register(struct tcp_service *svc)
+{
+	svc->as.kind = ACT_SVC_TCP;
 	act_service_register(&svc->as);
 }
 
@@ -254,6 +266,13 @@ void http_service_release(struct stream *s)
 		s->svc_cache = NULL;
 	}
 	s->svc_len = s->svc_off = 0;
+	if (s->svc_live) {
+		s->svc_live_ops->release(s->svc_live);
+		s->svc_live = NULL;
+		s->svc_live_ops = NULL;
+	}
+	s->svc_wake_ms = 0;
+	s->svc_reads_body = 0;
 }
 
 int http_service_pending(const struct stream *s)
@@ -270,10 +289,20 @@ static int service_put_head(struct stream *s, const struct svc_reply *rep)
 	if (!s->res.area && buf_alloc(&s->res) < 0)
 		return -1;
 	s->res.head = s->res.data = 0;
-	n = snprintf(s->res.area, s->res.size,
-	             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
-	             "content-length: %zu\r\n%s\r\n", rep->status, http_status_reason(rep->status),
-	             rep->content_type, rep->len, rep->extra_hdrs);
+	if (rep->raw_hdrs && rep->live)
+		n = snprintf(s->res.area, s->res.size, "HTTP/1.1 %d %s\r\n%stransfer-encoding: chunked\r\n\r\n",
+		             rep->status, rep->reason[0] ? rep->reason : http_status_reason(rep->status),
+		             rep->raw_hdrs);
+	else if (rep->raw_hdrs)
+		n = snprintf(s->res.area, s->res.size, "HTTP/1.1 %d %s\r\n%scontent-length: %zu\r\n\r\n",
+		             rep->status, rep->reason[0] ? rep->reason : http_status_reason(rep->status),
+		             rep->raw_hdrs, rep->len);
+	else
+		n = snprintf(s->res.area, s->res.size,
+		             "HTTP/1.1 %d %s\r\ncache-control: no-cache\r\ncontent-type: %s\r\n"
+		             "content-length: %zu\r\n%s\r\n", rep->status,
+		             http_status_reason(rep->status), rep->content_type, rep->len,
+		             rep->extra_hdrs);
 	if (n < 0 || (size_t)n >= s->res.size)
 		return -1;
 	s->res.data = (size_t)n;
@@ -284,12 +313,48 @@ void http_service_start(struct stream *s, const char *name)
 {
 	const struct act_service *as = act_service_find(name);
 
-	if (!as) {
+	if (!as || as->kind != ACT_SVC_HTTP) {
 		http_reply_start(s, 503, NULL, 'P', 'R');
 		return;
 	}
 	/* every service is registered through http_service_register() */
 	http_service_run(s, list_elem(as, struct http_service, as));
+}
+
+/* The head and first body block of <rep> in place (svc_body, the
+ * response buffer). Returns 0, or -1 (the caller answers 500). */
+static int service_apply(struct stream *s, struct svc_reply *rep)
+{
+	int rc;
+
+	s->svc_body = rep->body;
+	s->svc_len = rep->len;
+	s->svc_off = 0;
+	rep->body = NULL;
+	if (rep->live) {
+		/* a body still to come: svc_body stays set until it ends */
+		s->svc_live = rep->live;
+		s->svc_live_ops = rep->live_ops;
+		if (!s->svc_body && !(s->svc_body = malloc(1)))
+			goto fail;
+	}
+	if (rep->head_pending) {
+		/* no head yet: the response buffer stays empty, the stream
+		 * asks the service again (http_service_head()) */
+		if (s->res.area)
+			s->res.head = s->res.data = 0;
+		return 0;
+	}
+	rc = service_put_head(s, rep);
+	free(rep->raw_hdrs);
+	rep->raw_hdrs = NULL;
+	if (rc == 0)
+		return 0;
+fail:
+	free(rep->raw_hdrs);
+	rep->raw_hdrs = NULL;
+	http_service_release(s);
+	return -1;
 }
 
 void http_service_run(struct stream *s, const struct http_service *svc)
@@ -306,17 +371,17 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 		                            &t->req, &t->req_edit);
 	/* counted before the service runs, as HAProxy: a scrape sees itself */
 	CNT_INC(s->fe->fe_cnt.intercepted);
+	rep.svc = svc;
 	rc = svc->produce(s, &rep);
 	if (rc) {
+		free(rep.raw_hdrs);
 		free(rep.body);
+		if (rep.live)
+			rep.live_ops->release(rep.live);
 		reply_start_uncounted(s, rc > 0 ? rc : 500, NULL, 'P', 'R');
 		return;
 	}
-	s->svc_body = rep.body;
-	s->svc_len = rep.len;
-	s->svc_off = 0;
-	if (service_put_head(s, &rep) < 0) {
-		http_service_release(s);
+	if (service_apply(s, &rep) < 0) {
 		reply_start_uncounted(s, 500, NULL, 'P', 'R');
 		return;
 	}
@@ -335,11 +400,75 @@ void http_service_run(struct stream *s, const struct http_service *svc)
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
 }
 
+int http_service_head(struct stream *s)
+{
+	struct svc_reply rep = { 0 };
+	int rc;
+
+	if (!s->svc_live || !s->svc_live_ops->head)
+		return 0;
+	rc = s->svc_live_ops->head(s, &rep);
+	if (rc == 0)
+		return 0;
+	if (rc > 0) {
+		void *live = s->svc_live;
+
+		if (!rep.live) {
+			/* the service ended before its first yield after the
+			 * head: the whole body is in <rep> */
+			s->svc_live = NULL;
+			s->svc_live_ops->release(live);
+			s->svc_live_ops = NULL;
+		} else {
+			s->svc_live = NULL;   /* service_apply() sets it again */
+		}
+		free(s->svc_body);
+		s->svc_body = NULL;
+		s->svc_len = s->svc_off = 0;
+		rep.head_pending = 0;
+		if (service_apply(s, &rep) == 0)
+			return 1;
+	}
+	/* failed: a bare 500 in place of the head the service did not make */
+	http_service_release(s);
+	if (!s->res.area && buf_alloc(&s->res) < 0)
+		return 0;
+	s->res.head = 0;
+	s->res.data = (size_t)snprintf(s->res.area, s->res.size,
+	                               "HTTP/1.1 500 Internal Server Error\r\n"
+	                               "content-length: 0\r\n\r\n");
+	return 1;
+}
+
 int http_service_feed(struct stream *s, struct buffer *dst)
 {
 	size_t n;
 
-	if (!http_service_pending(s) || s->svc_off >= s->svc_len)
+	if (!http_service_pending(s))
+		return 0;
+	if (s->svc_off >= s->svc_len && s->svc_live) {
+		/* drained: the service's next block, if it has one */
+		char *body = NULL;
+		size_t len = 0;
+		int rc = s->svc_live_ops->more(s, &body, &len);
+
+		if (rc == 0)
+			return 0;
+		free(s->svc_body);
+		s->svc_body = NULL;
+		s->svc_len = s->svc_off = 0;
+		if (rc < 0) {
+			http_service_release(s);   /* complete: svc_body NULL ends it */
+			return 1;
+		}
+		s->svc_body = body ? body : malloc(1);
+		s->svc_len = body ? len : 0;
+		if (!s->svc_body) {
+			http_service_release(s);
+			return 1;
+		}
+	}
+	if (s->svc_off >= s->svc_len)
 		return 0;
 	buf_realign(dst);
 	n = buf_room(dst);
@@ -354,7 +483,7 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 		memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
 	dst->data += n;
 	s->svc_off += n;
-	if (s->svc_off == s->svc_len)
+	if (s->svc_off == s->svc_len && !s->svc_live)
 		http_service_release(s);   /* all of it is in the buffer */
 	return 1;
 }

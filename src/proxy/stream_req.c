@@ -249,10 +249,12 @@ static int run_req_rules(struct stream *s, struct proxy *px, struct list *rules,
 	env.reply = &s->res;
 	env.resume = t->resume;
 	env.strict_off = t->act_strict_off;
+	env.rule_busy = t->rule_busy;
 	s->res.head = s->res.data = 0;
 	v = act_exec(rules, &env);
 	t->resume = NULL;
 	t->act_strict_off = env.strict_off;
+	t->rule_busy = v == ACT_V_YIELD ? env.rule_busy : 0;
 	switch (v) {
 	case ACT_V_CONTINUE:
 	case ACT_V_STOP:

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -523,8 +524,10 @@ static enum act_verdict run_tcp_rules(struct stream *s, struct list *rules, enum
 	env->px = s->fe;
 	env->set = set;
 	env->smp = &c;
-	if (set == ACT_TCP_REQ_CONT)
+	if (set == ACT_TCP_REQ_CONT) {
 		env->resume = s->tcp_resume;
+		env->rule_busy = s->tcp_rule_busy;
+	}
 	return act_exec(rules, env);
 }
 
@@ -579,6 +582,13 @@ int stream_tcp_content_rules(struct stream *s)
 	switch (v) {
 	case ACT_V_YIELD:
 		s->tcp_resume = env.resume;
+		s->tcp_rule_busy = env.rule_busy;
+		if (env.rule_busy) {
+			/* an action suspended itself (Lua): called again at its
+			 * date, whatever the inspect-delay */
+			s->conn_exp = env.wait_exp_ms;
+			return 0;
+		}
 		if (final)
 			return 1;
 		s->conn_exp = limit;
@@ -591,8 +601,27 @@ int stream_tcp_content_rules(struct stream *s)
 		s->term[1] = 'R';
 		s->st = SST_CLOSED;
 		return -1;
+	case ACT_V_USE_SERVICE: {
+		const struct act_service *as = act_service_find(env.service);
+		const struct tcp_service *svc = as && as->kind == ACT_SVC_TCP ?
+			(const struct tcp_service *)((const char *)as -
+			                             offsetof(struct tcp_service, as)) : NULL;
+
+		s->tcp_resume = NULL;
+		s->tcp_rule_busy = 0;
+		s->conn_exp = 0;
+		if (!svc || svc->start(s, svc) < 0) {
+			s->term[0] = 'P';
+			s->term[1] = 'R';
+			s->st = SST_CLOSED;
+			return -1;
+		}
+		CNT_INC(s->fe->fe_cnt.intercepted);
+		return 0;
+	}
 	default:
 		s->tcp_resume = NULL;
+		s->tcp_rule_busy = 0;
 		s->conn_exp = 0;
 		return 1;
 	}

@@ -28,6 +28,7 @@ enum lock_kind {
 	LK_SRV_STATE,       /* a backend's server state changes (src/proxy/srv_state.c) */
 	LK_STKTABLE,        /* a shard of a stick table (src/proxy/stktable.c) */
 	LK_CACHE,           /* a shard of an HTTP cache's index (src/http/cache_store.c) */
+	LK_LUA,             /* the shared Lua state of lua-load (src/lua/lua_core.c) */
 	LK_OTHER,
 	LK_KINDS
 };

@@ -48,6 +48,11 @@ const char *vars_scope_name(enum var_scope s);
  * time: it reads the table of names and never adds to it). Returns 0, or
  * -1 if the text is no "scope.name" or the name is unknown. */
 int vars_find_ref(const char *text, struct var_ref *ref);
+/* The same, interning the name if it is new (any thread, at run time:
+ * Lua's txn:set_var() with a name it built). At most a thousand names are
+ * added that way, so that a script cannot grow the table without end.
+ * Returns 0, or -1 (invalid name, or too many). */
+int vars_intern_runtime(const char *text, struct var_ref *ref);
 /* The interned name (without its scope) of <id>. */
 const char *vars_name(uint32_t id);
 

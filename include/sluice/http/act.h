@@ -107,6 +107,11 @@ struct act_env {
 	int strict_off;              /* internal: strict-mode off in effect */
 	int auth;                    /* DENY of `auth`: a 401 with a Basic challenge */
 	const char *auth_realm;      /* its realm, NULL: the default one */
+	int rule_busy;               /* in: the rule at env->resume yielded from inside
+	                              * its action (a Lua coroutine): resume it without
+	                              * evaluating its condition again; out: set by an
+	                              * action that yields that way. Keep it across
+	                              * the yield with env->resume. */
 };
 
 /* Bits of act_kw.sets */
@@ -206,10 +211,17 @@ int act_rule_parse_into(struct proxy *px, enum act_ruleset set, struct list *int
                         char **args, int nargs, const char *file, int line, char *err,
                         size_t errlen);
 
-/* Services for use-service: a name today, the applet to run later. */
+/* Services for use-service: the name, and what kind of stream it serves
+ * (the stream finds the service's code from it: struct http_service or
+ * struct tcp_service, stream.h). */
+enum act_service_kind {
+	ACT_SVC_HTTP = 0,            /* http-request use-service */
+	ACT_SVC_TCP,                 /* tcp-request content use-service, TCP mode */
+};
 struct act_service {
 	struct act_service *next;
 	const char *name;
+	enum act_service_kind kind;
 };
 void act_service_register(struct act_service *svc);
 const struct act_service *act_service_find(const char *name);

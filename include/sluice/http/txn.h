@@ -49,6 +49,9 @@ struct http_reply;
 #define TX_F_MONITOR      0x0800  /* monitor-uri request */
 #define TX_F_LOGGED       0x1000
 #define TX_F_RES_TRUNC    0x2000  /* the server closed before its body ended */
+#define TX_F_RES_RULES_WAIT 0x8000 /* a response rule suspended itself (Lua):
+                                   * the response head waits in the channel,
+                                   * its rules resume at res_rules_step */
 #define TX_F_REQ_KEPT     0x4000  /* with REQ_GONE: a bodyless request sent to an
                                    * HTTP/2 server, still whole in the request
                                    * channel until its response head, so that a
@@ -103,6 +106,11 @@ struct http_txn {
 	int ana_step;                /* request analysis: next step (stream_http.c) */
 	struct list *resume;         /* rule to resume at after ACT_V_YIELD */
 	int act_strict_off;          /* strict-mode off, kept across a yield */
+	int rule_busy;               /* act_env.rule_busy, kept across a yield */
+	int res_rules_step;          /* response rules: the next list to run
+	                              * (stream_http.c, response_rules()) */
+	unsigned int res_out_flags;  /* H1O_F_* decided before the response rules */
+	uint64_t res_wake_ms;        /* TX_F_RES_RULES_WAIT: when to resume */
 	char cookie_term[3];         /* %tsc chars 3-4 (persistence cookie) */
 	int srv_from_cookie;         /* the request's cookie chose the server */
 	struct http_cookie_state ck; /* dates of the request's cookie (maxidle/maxlife) */

@@ -57,6 +57,11 @@ void stats_row_backend(struct stat_row *r, struct proxy *be);
 void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, int level);
 void stats_row_free(struct stat_row *r);
 
+/* `show info` as the CLI prints it ("Name: value" lines), for Lua's
+ * core.get_info(). */
+struct cli_out;
+void stats_info_text(struct cli_out *out);
+
 /* CSV as `show stat` prints it: the header line, and one row (freed). */
 struct cli_out;
 void stats_csv_header(struct cli_out *out);

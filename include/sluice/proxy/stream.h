@@ -37,6 +37,8 @@ enum stream_state {
 	SST_HTTP_TARPIT,     /* HTTP: tarpitted, answer at expiry */
 	SST_HTTP_LINGER,     /* HTTP: response sent, our FIN sent, draining input */
 	SST_CLI_HANDSHAKE,   /* client connection's transport handshake (TLS) */
+	SST_APPLET,          /* TCP: a service (tcp-request content use-service)
+	                      * talks to the client, no server */
 	SST_CLOSED,
 };
 
@@ -118,12 +120,21 @@ struct stream {
 	struct server *persist_srv; /* server designated by a persistence cookie */
 	int force_persist;         /* force-persist matched: persist_srv even DOWN */
 	struct list *tcp_resume;   /* tcp-request content rule to resume at */
+	int tcp_rule_busy;         /* act_env.rule_busy, kept across its yield */
 	uint64_t http_exp;         /* HTTP: request/keep-alive/tarpit/linger timer */
 	/* use-service (HTTP): the body a service produced, sent from this
 	 * heap block as the client drains the response buffer; its size is
 	 * bounded by the configuration, never by traffic */
 	char *svc_body;
 	size_t svc_len, svc_off;
+	/* a service that produces its body as it goes (Lua): asked for the
+	 * next block once svc_body is drained; svc_wake_ms is when to ask
+	 * again when it had nothing (0: it woke the task itself) */
+	const struct svc_live_ops *svc_live_ops;
+	void *svc_live;
+	uint64_t svc_wake_ms;
+	int svc_reads_body;        /* the service reads the request body: it is
+	                            * kept in the request channel, not dropped */
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
 	/* or a cache hit: the object (referenced) whose bytes svc_off to
 	 * svc_len are the body still to send (src/http/cache.c) */
@@ -136,6 +147,16 @@ struct stream {
 	struct stick_store stick_store[STICK_MAX_STORE];
 	int stick_nstore;
 	int stick_done;            /* the request's stick rules ran */
+	/* Lua (src/lua/): an http-request action suspended in its coroutine
+	 * (struct lua_run), and the transaction's private value (txn:set_priv);
+	 * released with the transaction (lua_stream_release()) */
+	void *lua_run;
+	void *lua_priv;
+	/* a TCP service (SST_APPLET): its code, its state, when to run it
+	 * again (0: on I/O or when it woke the task) */
+	const struct tcp_service *tcp_svc;
+	void *tcp_svc_ctx;
+	uint64_t tcp_svc_wake;
 };
 
 #define SF_HTTP          0x0001   /* HTTP mode stream */
@@ -158,6 +179,32 @@ struct svc_reply {
 	char *body;                /* malloc'ed, handed over to the stream */
 	size_t len;
 	char extra_hdrs[512];      /* more header lines ("name: value\r\n"...) */
+	/* a service that writes its own head (Lua): every header line (malloc,
+	 * freed by the stream), instead of cache-control/content-type/extra_hdrs;
+	 * <reason> empty: the status's usual one */
+	char *raw_hdrs;
+	char reason[64];
+	const struct http_service *svc;  /* set by the stream: the service called */
+	/* a body that goes on after <body> (sent chunked): see svc_live_ops */
+	void *live;
+	const struct svc_live_ops *live_ops;
+	int head_pending;          /* with <live>: no head yet, asked with ->head() */
+};
+
+/* A body that comes as the service produces it (chunked to the client).
+ * more() returns 1 with the next block (malloc, may be empty) in
+ * *body and *len, 0 when it has nothing yet (it set s->svc_wake_ms or woke
+ * the stream's task), -1 when the body is complete. release() drops the
+ * producer (end of transaction, whether complete or not). Owner thread. */
+struct svc_reply;
+struct svc_live_ops {
+	int (*more)(struct stream *s, char **body, size_t *len);
+	void (*release)(void *live);
+	/* A service that had no head yet (svc_reply.head_pending): fills <out>
+	 * once it has one (1; out->live NULL when the service has ended
+	 * meanwhile, the body then being whole), 0 while it has not (it set
+	 * s->svc_wake_ms or woke the task), -1 when it failed (a 500 goes). */
+	int (*head)(struct stream *s, struct svc_reply *out);
 };
 
 struct http_service {
@@ -170,6 +217,20 @@ struct http_service {
 };
 
 void http_service_register(struct http_service *svc);
+
+/* Services of TCP streams (`tcp-request content use-service`, TCP mode):
+ * start() takes the stream over (it enters SST_APPLET, no server is
+ * chosen) and returns 0, or -1 to close it; step() runs at each wake-up
+ * (I/O on the client connection, s->tcp_svc_wake, a self wake-up) and
+ * sets s->st = SST_CLOSED once done; release() frees s->tcp_svc_ctx
+ * (end of stream, whatever the state). Owner thread. */
+struct tcp_service {
+	struct act_service as;       /* kind ACT_SVC_TCP */
+	int (*start)(struct stream *s, const struct tcp_service *svc);
+	void (*step)(struct stream *s);
+	void (*release)(struct stream *s);
+};
+void tcp_service_register(struct tcp_service *svc);
 
 struct lf_expr;
 struct log_fields;

@@ -129,6 +129,10 @@ void http_service_run(struct stream *s, const struct http_service *svc);
 /* Moves the next bytes of the service's body into the response buffer;
  * returns 1 if some moved. */
 int  http_service_feed(struct stream *s, struct buffer *dst);
+/* A service that has no head yet: asks it again (svc_live_ops.head) and
+ * puts the head in the response buffer once there is one. Returns 1 when
+ * the response buffer holds a head, 0 while it waits. */
+int  http_service_head(struct stream *s);
 /* Drops the service's body, sent or not (end of transaction, new reply). */
 void http_service_release(struct stream *s);
 /* Whether a service's or a cache hit's body has bytes left to send. */
