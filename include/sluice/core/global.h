@@ -76,6 +76,12 @@ struct global {
 	int comp_maxrate;       /* maxcomprate (kB/s, 0: none) */
 	int comp_maxcpu;        /* maxcompcpuusage (percent): accepted, not enforced */
 	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
+	/* master-worker (src/mgmt/master.c, src/mgmt/mworker.c) */
+	int master_worker;      /* -W or `master-worker`: a master supervises workers */
+	int mworker_no_exit_on_failure; /* `master-worker no-exit-on-failure` */
+	int mworker_max_reloads; /* `mworker-max-reloads`, -1: no limit */
+	int mworker_child;      /* this process is a worker started by a master */
+	int systemd_notify;     /* -Ws: sd_notify the master's states */
 
 	/* runtime */
 	_Atomic int maxconn_rt; /* effective maxconn; `set maxconn global` */

@@ -74,4 +74,14 @@ void listeners_soft_stop(void);
  * with a message in <err> if a socket could not listen again. */
 int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen);
 
+/* Master-worker handover (src/mgmt/mworker.c). The key names a socket
+ * by what a new configuration must share with the old one to reuse it:
+ * "fe|<address>|v6only=N|v4v6=N" (or "cli|..." for a stats socket). */
+struct bind_conf;
+void listener_key(const struct bind_conf *bc, char *buf, size_t len);
+/* Calls <fn> for each listening socket this process bound (not the
+ * inherited fd@ ones, which the master already holds). Stops at the
+ * first -1, which it returns. */
+int  listeners_for_each_socket(int (*fn)(const char *key, int fd, void *arg), void *arg);
+
 #endif

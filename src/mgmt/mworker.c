@@ -1,0 +1,261 @@
+/* The worker's side of master-worker mode.
+ *
+ * A worker is this binary exec'ed by the master with MWORKER_ENV_FD naming
+ * its end of a SOCK_SEQPACKET socketpair (the control channel; messages in
+ * include/sluice/mgmt/mworker.h). At start-up, on the main thread before
+ * any other runs, it receives the listening sockets the master holds (those
+ * of the previous worker) and keeps them in a table that listener_create()
+ * looks into by key: an address found there is not bound again, so its
+ * kernel queue lives on. Once bound, it sends the master every socket it
+ * listens on, then READY; the master then soft-stops the previous worker.
+ *
+ * Afterwards thread 1 polls the channel: each "C" message carries one end
+ * of a socketpair that the master made for a master CLI command forwarded
+ * to this worker (@1, @!pid); it becomes a CLI session at admin level, as
+ * if accepted on a stats socket. End of file means the master is gone:
+ * PR_SET_PDEATHSIG (set by the master before exec) stops this process.
+ *
+ * Ownership: the inherited table is written and read on the main thread
+ * before the threads start; the channel's poll handle belongs to thread 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sluice/core/fd_budget.h>
+#include <sluice/core/global.h>
+#include <sluice/core/poller.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/mworker.h>
+#include <sluice/net/conn.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
+
+struct inherited {
+	char *key;
+	int fd;       /* -1 once taken */
+};
+
+static int ctrl_fd = -1;
+static struct inherited *inh;
+static int ninh;
+
+/* The master's connections come through this listener: admin level, not
+ * counted against `stats maxconn` limits of the stats sockets. */
+static struct bind_conf mcli_bc = { .is_cli = 1, .cli_level = CLI_LEVEL_ADMIN,
+                                    .addr_str = "master", .mode_perm = -1 };
+static struct listener mcli_lst = { .bc = &mcli_bc, .shared_fd = -1 };
+static struct poll_handle ctrl_ph;
+
+int mworker_child_detect(void)
+{
+	const char *v = getenv(MWORKER_ENV_FD);
+	char *end;
+	long fd;
+
+	if (!v)
+		return 0;
+	fd = strtol(v, &end, 10);
+	unsetenv(MWORKER_ENV_FD);
+	if (*end || fd < 0 || fcntl((int)fd, F_GETFD) < 0)
+		return 0;
+	ctrl_fd = (int)fd;
+	fcntl(ctrl_fd, F_SETFD, FD_CLOEXEC);
+	global.mworker_child = 1;
+	return 1;
+}
+
+/* Receives one message and at most one descriptor. Returns the text's
+ * length, 0 at end of file, -1 on error. */
+static ssize_t ctrl_recv(int fd, char *buf, size_t len, int *rfd, int flags)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { buf, len - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+	                      .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+	ssize_t n;
+
+	*rfd = -1;
+	do {
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | flags);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			int *fds = (int *)CMSG_DATA(c);
+
+			for (int i = 0; i < nfd; i++) {
+				if (*rfd < 0)
+					*rfd = fds[i];
+				else
+					close(fds[i]);   /* one per message: extras are dropped */
+			}
+		}
+	}
+	return n;
+}
+
+static int ctrl_send(int fd, const char *text, int pass_fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)text, strlen(text) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		msg.msg_control = cm.b;
+		msg.msg_controllen = sizeof(cm.b);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? -1 : 0;
+}
+
+int mworker_child_recv_listeners(void)
+{
+	char buf[MWORKER_MSG_MAX];
+
+	for (;;) {
+		int fd;
+		ssize_t n = ctrl_recv(ctrl_fd, buf, sizeof(buf), &fd, 0);
+
+		if (n <= 0)
+			return -1;
+		if (!strcmp(buf, "E"))
+			return 0;
+		if (strncmp(buf, "L ", 2) != 0 || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		struct inherited *ni = realloc(inh, (ninh + 1) * sizeof(*inh));
+
+		if (!ni) {
+			close(fd);
+			return -1;
+		}
+		inh = ni;
+		inh[ninh].key = strdup(buf + 2);
+		inh[ninh].fd = fd;
+		if (!inh[ninh].key) {
+			close(fd);
+			return -1;
+		}
+		ninh++;
+	}
+}
+
+int mworker_take_listener(const char *key)
+{
+	for (int i = 0; i < ninh; i++) {
+		if (inh[i].fd >= 0 && !strcmp(inh[i].key, key)) {
+			int fd = inh[i].fd;
+
+			inh[i].fd = -1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+static int send_one(const char *key, int fd, void *arg)
+{
+	char msg[MWORKER_MSG_MAX];
+
+	if (strlen(key) + 3 > sizeof(msg))
+		return 0;   /* too long to hand over: the next worker binds anew */
+	snprintf(msg, sizeof(msg), "L %s", key);
+	return ctrl_send(ctrl_fd, msg, fd);
+}
+
+int mworker_child_ready(void)
+{
+	/* what the new configuration no longer listens on: the previous
+	 * worker serves what is queued there until it stops */
+	for (int i = 0; i < ninh; i++) {
+		if (inh[i].fd >= 0)
+			close(inh[i].fd);
+		free(inh[i].key);
+	}
+	free(inh);
+	inh = NULL;
+	ninh = 0;
+	if (listeners_for_each_socket(send_one, NULL) < 0)
+		return -1;
+	return ctrl_send(ctrl_fd, "READY", -1);
+}
+
+/* Thread 1: a message from the master. */
+static void ctrl_cb(struct poll_handle *h, uint32_t ev)
+{
+	char buf[MWORKER_MSG_MAX];
+	struct sockaddr_storage from;
+
+	for (;;) {
+		int fd;
+		ssize_t n = ctrl_recv(h->fd, buf, sizeof(buf), &fd, MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			/* the master is gone (its death signal stops us) */
+			poller_del(h);
+			return;
+		}
+		if (strcmp(buf, "C") != 0 || fd < 0) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		fd_budget_opened();
+		memset(&from, 0, sizeof(from));
+		from.ss_family = AF_UNIX;
+		atomic_fetch_add(&global.cli_conns, 1);
+		atomic_fetch_add(&mcli_lst.nbconn, 1);
+		if (cli_accept(&mcli_lst, fd, &from) < 0)
+			listener_conn_closed(&mcli_lst);
+	}
+}
+
+static int mworker_thread_init(int tid)
+{
+	if (tid != 0 || ctrl_fd < 0)
+		return 0;
+	ctrl_ph.fd = ctrl_fd;
+	ctrl_ph.cb = ctrl_cb;
+	ctrl_ph.owner = NULL;
+	return poller_add(&ctrl_ph, EPOLLIN) < 0 ? -1 : 0;
+}
+
+static struct thread_init_hook mworker_hook = { .fn = mworker_thread_init };
+
+__attribute__((constructor)) static void mworker_register(void)
+{
+	thread_register_init(&mworker_hook);
+}
