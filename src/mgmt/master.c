@@ -97,18 +97,23 @@ static void mw_log(const char *level, const char *fmt, ...) __attribute__((forma
 
 static void mw_log(const char *level, const char *fmt, ...)
 {
-	char lvl[16];
+	char line[1024], lvl[16];
 	va_list ap;
+	int n;
 
 	if (global.quiet && strcmp(level, "ALERT") != 0)
 		return;
 	snprintf(lvl, sizeof(lvl), "[%s]", level);
-	fprintf(stderr, "%-10s (%d) : ", lvl, master_pid);
+	n = snprintf(line, sizeof(line), "%-10s (%d) : ", lvl, master_pid);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	/* one write: a worker writes to the same stderr */
+	if (write(2, line, n) < 0) {
+		/* nowhere to report it */
+	}
 }
 
 /* ---- systemd (-Ws): sd_notify without libsystemd ---- */
