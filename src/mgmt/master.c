@@ -126,8 +126,18 @@ static void sd_notify_state(const char *state)
 	size_t pl;
 	int fd;
 
+	static int stopping_sent;
+	char msg[64];
+
 	if (!global.systemd_notify || !path || !*path)
 		return;
+	if (!strcmp(state, "STOPPING=1") && stopping_sent++)
+		return;
+	/* as HAProxy: systemd learns the master's pid with READY */
+	if (!strcmp(state, "READY=1")) {
+		snprintf(msg, sizeof(msg), "READY=1\nMAINPID=%d", master_pid);
+		state = msg;
+	}
 	pl = strlen(path);
 	if (pl >= sizeof(sun.sun_path))
 		return;
