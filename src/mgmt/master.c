@@ -206,11 +206,21 @@ static void proc_remove(int idx)
 	nprocs--;
 }
 
+/* The <nth> current worker, newest first; before the first worker is
+ * ready, the one starting (its CLI answers once it runs). */
 static struct mw_proc *proc_current(int nth)
 {
-	for (int i = nprocs - 1; i >= 0; i--)
+	int any = 0;
+
+	for (int i = nprocs - 1; i >= 0; i--) {
+		any |= procs[i]->state == PROC_CURRENT;
 		if (procs[i]->state == PROC_CURRENT && --nth == 0)
 			return procs[i];
+	}
+	if (!any && nth == 1)
+		for (int i = nprocs - 1; i >= 0; i--)
+			if (procs[i]->state == PROC_STARTING)
+				return procs[i];
 	return NULL;
 }
 
@@ -661,8 +671,10 @@ static void mcli_show_proc(struct outbuf *o)
 	for (int i = nprocs - 1; i >= 0; i--) {
 		struct mw_proc *p = procs[i];
 
-		if (p->state != PROC_CURRENT) {
-			old += p->state == PROC_OLD;
+		/* a worker still starting is listed with the current ones, as
+		 * HAProxy lists a worker as soon as it is forked */
+		if (p->state == PROC_OLD) {
+			old++;
 			continue;
 		}
 		snprintf(pid, sizeof(pid), "%d", p->pid);
