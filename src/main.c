@@ -201,7 +201,8 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 		listeners_stopped = 1;
 		listeners_soft_stop();
 	}
-	if (listeners_stopped && atomic_load(&global.actconn) == 0) {
+	if (listeners_stopped && listeners_soft_stop_done() &&
+	    atomic_load(&global.actconn) == 0) {
 		atomic_store(&global.hard_stop, 1);
 		threads_wake_all();
 		return t;

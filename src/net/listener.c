@@ -59,6 +59,7 @@ static struct task *resume_task[MAX_THREADS];
 static struct task *stop_task[MAX_THREADS];
 static struct task *admin_task[MAX_THREADS];
 static struct sl_lock fd_lock = SL_LOCK_INIT(LK_OTHER, "listener_fds");
+static _Atomic int stop_done;                 /* threads whose soft stop ran */
 
 static int fe_state(const struct listener *l)
 {
@@ -437,7 +438,13 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 		listener_close_own(l, tid);
 		l->closed = 1;
 	}
+	atomic_fetch_add(&stop_done, 1);
 	return t;
+}
+
+int listeners_soft_stop_done(void)
+{
+	return atomic_load(&stop_done) >= global.nbthread;
 }
 
 void listeners_soft_stop(void)

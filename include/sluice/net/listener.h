@@ -63,6 +63,10 @@ void listeners_resume_all(void);
 
 /* Soft stop: every thread closes its listening sockets. */
 void listeners_soft_stop(void);
+/* Whether every thread has unregistered (and drained) its listening
+ * sockets since listeners_soft_stop(): until then a thread may still
+ * accept a connection, so the process must not end. */
+int  listeners_soft_stop_done(void);
 
 /* The CLI's `disable frontend`, `enable frontend` and `shutdown frontend`:
  * changes fe->fe_state to <state> (PX_FE_*) and applies it to the
