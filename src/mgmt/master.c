@@ -89,7 +89,6 @@ static int reloads, failed_reloads;
 static int stopping;          /* a stop signal came: exit once no worker is left */
 static int exit_code;
 static int reload_pending;
-static int last_reload_failed;
 
 /* ---- messages: "[LEVEL]   (pid) : text", as HAProxy's master ---- */
 
@@ -347,7 +346,6 @@ static void worker_ready(struct mw_proc *p)
 			kill(o->pid, SIGTERM);
 		}
 	}
-	last_reload_failed = 0;
 	mw_log("NOTICE", "Loading success.");
 	sd_notify_state("READY=1");
 }
@@ -426,7 +424,6 @@ static void start_reload(void)
 		procs[i]->reloads++;
 	if (spawn_worker() < 0) {
 		failed_reloads++;
-		last_reload_failed = 1;
 		mw_log("WARNING", "Loading failure!");
 		sd_notify_state("READY=1");
 	}
@@ -487,8 +484,9 @@ static void reap_children(void)
 				exit_code = code ? code : 1;
 				master_exit(exit_code);
 			}
+			if (stopping)
+				break;   /* stopped while starting: not a failed reload */
 			failed_reloads++;
-			last_reload_failed = 1;
 			mw_log("WARNING", "Loading failure!");
 			sd_notify_state("READY=1");
 			break;
