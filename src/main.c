@@ -191,8 +191,9 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 	static int listeners_stopped;
 
 	if (soft_stop_requested && !atomic_load(&global.stopping)) {
-		atomic_store(&global.stopping, 1);
 		stop_start = th_ctx->now_ms;
+		atomic_store(&global.stop_ms, stop_start);
+		atomic_store(&global.stopping, 1);
 	}
 	/* `grace`: stopping (the `stopping` fetch says so) but still
 	 * accepting for that long, then the real soft stop */

@@ -95,6 +95,7 @@ struct global {
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
+	_Atomic uint64_t stop_ms; /* when it began (monotonic ms, the threads' clock) */
 	struct freq_ctr comp_rate;      /* bytes given to compressors per second
 	                                 * (maxcomprate, src/http/comp.c) */
 	_Atomic int hard_stop;  /* leave the loops now */
