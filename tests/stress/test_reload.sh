@@ -16,8 +16,9 @@ command -v socat >/dev/null || { echo "skipped: socat is not installed"; exit 0;
 
 port=$(free_port)
 mcli() { echo "$1" | socat -t 5 - "UNIX-CONNECT:$work/master.sock"; }
+# written aside then renamed: a worker may be reading the file right now
 write_cfg() {
-	cat >"$work/cfg" <<CFG
+	cat >"$work/cfg.new" <<CFG
 global
     nbthread 2
     hard-stop-after 3s
@@ -31,6 +32,7 @@ frontend fe
     http-request return status 200 content-type text/plain string "gen $1"
 $2
 CFG
+	mv -f "$work/cfg.new" "$work/cfg"
 }
 
 write_cfg 0 ""
