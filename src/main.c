@@ -395,6 +395,7 @@ int main(int argc, char **argv)
 	int check_only = 0, daemon_opt = 0;
 	struct master_opts mopts = { .nmcli = 0 };
 	int old_pids[MAX_OLD_PIDS], nold_pids = 0, old_sig = 0;
+	const char *xsock = NULL;   /* -x: the old process's stats socket */
 
 	mworker_child_detect();   /* started by a master: a worker */
 
@@ -455,9 +456,7 @@ int main(int argc, char **argv)
 					old_pids[nold_pids++] = (int)pid;
 			}
 		} else if (!strcmp(a, "-x") && i + 1 < argc) {
-			fprintf(stderr, "[ALERT] option '-x' (fetching listening sockets from an old "
-			        "process) is not available in this version of sluice: use -W.\n");
-			return 1;
+			xsock = argv[++i];
 		} else if (!strcmp(a, "--")) {
 			while (++i < argc && ncfg < MAX_CFG_FILES)
 				cfg_files[ncfg++] = argv[i];
@@ -538,6 +537,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "[ALERT] cannot read the listening sockets from the master.\n");
 		return 1;
 	}
+	if (xsock && !global.mworker_child) {
+		char err[300];
+
+		/* as HAProxy: without the old sockets, bind new ones */
+		if (mworker_fetch_sockets(xsock, err, sizeof(err)) < 0 && !global.quiet)
+			fprintf(stderr, "[WARNING] -x: %s; binding new sockets.\n", err);
+	}
 	if (listeners_bind_all() || open_log_targets()) {
 		fprintf(stderr, "[ALERT] Fatal errors found in configuration.\n");
 		return 1;
@@ -553,6 +559,7 @@ int main(int argc, char **argv)
 			return 1;
 		pidfile_path = pidfile;
 	}
+	mworker_close_untaken();   /* -x: what the configuration no longer binds */
 	if (global.mworker_child && mworker_child_ready() < 0) {
 		fprintf(stderr, "[ALERT] cannot reach the master.\n");
 		return 1;

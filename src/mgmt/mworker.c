@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sluice/core/fd_budget.h>
 #include <sluice/core/global.h>
@@ -136,6 +137,21 @@ static int ctrl_send(int fd, const char *text, int pass_fd)
 	return n < 0 ? -1 : 0;
 }
 
+static int inherited_add(const char *key, size_t keylen, int fd)
+{
+	struct inherited *ni = realloc(inh, (ninh + 1) * sizeof(*inh));
+
+	if (!ni)
+		return -1;
+	inh = ni;
+	inh[ninh].key = strndup(key, keylen);
+	if (!inh[ninh].key)
+		return -1;
+	inh[ninh].fd = fd;
+	ninh++;
+	return 0;
+}
+
 int mworker_child_recv_listeners(void)
 {
 	char buf[MWORKER_MSG_MAX];
@@ -153,20 +169,10 @@ int mworker_child_recv_listeners(void)
 				close(fd);
 			continue;
 		}
-		struct inherited *ni = realloc(inh, (ninh + 1) * sizeof(*inh));
-
-		if (!ni) {
+		if (inherited_add(buf + 2, strlen(buf + 2), fd) < 0) {
 			close(fd);
 			return -1;
 		}
-		inh = ni;
-		inh[ninh].key = strdup(buf + 2);
-		inh[ninh].fd = fd;
-		if (!inh[ninh].key) {
-			close(fd);
-			return -1;
-		}
-		ninh++;
 	}
 }
 
@@ -193,10 +199,10 @@ static int send_one(const char *key, int fd, void *arg)
 	return ctrl_send(ctrl_fd, msg, fd);
 }
 
-int mworker_child_ready(void)
+void mworker_close_untaken(void)
 {
 	/* what the new configuration no longer listens on: the previous
-	 * worker serves what is queued there until it stops */
+	 * process serves what is queued there until it stops */
 	for (int i = 0; i < ninh; i++) {
 		if (inh[i].fd >= 0)
 			close(inh[i].fd);
@@ -205,6 +211,11 @@ int mworker_child_ready(void)
 	free(inh);
 	inh = NULL;
 	ninh = 0;
+}
+
+int mworker_child_ready(void)
+{
+	mworker_close_untaken();
 	if (listeners_for_each_socket(send_one, NULL) < 0)
 		return -1;
 	return ctrl_send(ctrl_fd, "READY", -1);
@@ -258,4 +269,202 @@ static struct thread_init_hook mworker_hook = { .fn = mworker_thread_init };
 __attribute__((constructor)) static void mworker_register(void)
 {
 	thread_register_init(&mworker_hook);
+}
+
+/* ---- stand-alone handover (-x, expose-fd listeners) ---- */
+
+#define SOCKS_BATCH 200   /* descriptors per message (SCM_MAX_FD is 253) */
+
+struct socks_batch {
+	int out;                  /* the CLI connection */
+	char text[SOCKS_BATCH * 420];
+	size_t len;
+	int fds[SOCKS_BATCH];
+	int n;
+	int failed;
+};
+
+/* One sendmsg() of the batch, waiting (bounded) while the socket is full. */
+static int socks_flush(struct socks_batch *b)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * SOCKS_BATCH)];
+	} cm;
+	struct iovec iov = { b->text, b->len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	int tries = 0;
+	ssize_t r;
+
+	if (!b->n)
+		return 0;
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = CMSG_SPACE(sizeof(int) * b->n);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * b->n);
+	memcpy(CMSG_DATA(c), b->fds, sizeof(int) * b->n);
+	/* the text goes whole with its descriptors, or not at all: a short
+	 * write would split the lines from them, so the socket must take it */
+	for (;;) {
+		r = sendmsg(b->out, &msg, MSG_NOSIGNAL);
+		if (r >= 0 || (errno != EAGAIN && errno != EINTR) || ++tries > 100)
+			break;
+		usleep(10000);
+	}
+	if (r != (ssize_t)b->len)
+		return -1;
+	b->len = 0;
+	b->n = 0;
+	return 0;
+}
+
+static int socks_add(const char *key, int fd, void *arg)
+{
+	struct socks_batch *b = arg;
+	size_t kl = strlen(key);
+
+	if (kl + 1 > 419)
+		return 0;   /* too long to describe: the new process binds it */
+	if (b->n == SOCKS_BATCH && socks_flush(b) < 0)
+		return -1;
+	memcpy(b->text + b->len, key, kl);
+	b->text[b->len + kl] = '\n';
+	b->len += kl + 1;
+	b->fds[b->n++] = fd;
+	return 0;
+}
+
+int mworker_send_sockets(int fd)
+{
+	struct socks_batch *b = calloc(1, sizeof(*b));
+	int ret;
+
+	if (!b)
+		return -1;
+	b->out = fd;
+	ret = listeners_for_each_socket(socks_add, b);
+	if (ret == 0)
+		ret = socks_flush(b);
+	free(b);
+	return ret;
+}
+
+int mworker_fetch_sockets(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t cap = 65536, len = 0;
+	char *text = malloc(cap);
+	int *fds = NULL, nfds = 0, fd, ret = -1;
+	char *p;
+
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "socket path too long");
+		free(text);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		snprintf(err, errlen, "cannot connect to '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 5, 0 }, sizeof(struct timeval));
+	if (send(fd, "_getsocks\n", 10, MSG_NOSIGNAL) != 10) {
+		snprintf(err, errlen, "cannot write to '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int) * 253)];
+		} cm;
+		struct iovec iov;
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+		                      .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nt = realloc(text, cap * 2);
+
+			if (!nt)
+				goto bad;
+			text = nt;
+			cap *= 2;
+		}
+		iov.iov_base = text + len;
+		iov.iov_len = cap - len - 1;
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read from '%s': %s", path, strerror(errno));
+			goto bad;
+		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			int *nf;
+
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			nf = realloc(fds, (nfds + k) * sizeof(int));
+			if (!nf)
+				goto bad;
+			fds = nf;
+			memcpy(fds + nfds, CMSG_DATA(c), k * sizeof(int));
+			nfds += k;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	text[len] = '\0';
+	/* one line per descriptor, in order; anything else is an answer of a
+	 * CLI that has no such socket to give (an error message) */
+	{
+		int lines = 0;
+
+		/* the CLI ends its answer with an empty line: not a key */
+		for (p = text; *p; p++)
+			lines += *p == '\n' && p > text && p[-1] != '\n';
+		if (lines != nfds) {
+			char *nl = strchr(text, '\n');
+
+			snprintf(err, errlen, "'%s' did not send its sockets: %.*s", path,
+			         nl ? (int)(nl - text) : 200, text);
+			goto bad;
+		}
+	}
+	p = text;
+	for (int i = 0; i < nfds; i++) {
+		char *nl;
+
+		while (*p == '\n')
+			p++;
+		nl = strchr(p, '\n');
+
+		if (inherited_add(p, (size_t)(nl - p), fds[i]) < 0)
+			goto bad;
+		fds[i] = -1;
+		p = nl + 1;
+	}
+	ret = 0;
+	goto out;
+bad:
+	for (int i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(fds);
+	free(text);
+	return ret;
 }

@@ -60,6 +60,7 @@ static struct task *stop_task[MAX_THREADS];
 static struct task *admin_task[MAX_THREADS];
 static struct sl_lock fd_lock = SL_LOCK_INIT(LK_OTHER, "listener_fds");
 static _Atomic int stop_done;                 /* threads whose soft stop ran */
+static _Atomic int sockets_exposed;           /* _getsocks handed them over (-x) */
 
 static int fe_state(const struct listener *l)
 {
@@ -426,7 +427,7 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 		/* the CLI stays available while draining, except in a worker
 		 * of a master: the new worker answers on the same sockets, and
 		 * the master CLI reaches this one (@!pid) */
-		if (!l->fe && !global.mworker_child)
+		if (!l->fe && !global.mworker_child && !atomic_load(&sockets_exposed))
 			continue;
 		if (l->active[tid])
 			poller_del(&l->ph[tid]);
@@ -440,6 +441,11 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 	}
 	atomic_fetch_add(&stop_done, 1);
 	return t;
+}
+
+void listeners_mark_exposed(void)
+{
+	atomic_store(&sockets_exposed, 1);
 }
 
 int listeners_soft_stop_done(void)
@@ -695,17 +701,27 @@ int listeners_for_each_socket(int (*fn)(const char *key, int fd, void *arg), voi
 {
 	struct list *pos, *tmp;
 	char key[400];
+	int ret = 0;
 
+	/* fd_lock: a per-thread socket is not closed meanwhile (soft stop) */
+	lock_take(&fd_lock);
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
 
-		if (l->shared_fd < 0 || l->bc->addr.kind == ADDR_FD || l->closed)
+		if (l->bc->addr.kind == ADDR_FD || l->closed)
 			continue;
 		listener_key(l->bc, key, sizeof(key));
-		if (fn(key, l->shared_fd, arg) < 0)
-			return -1;
+		if (l->shared_fd >= 0) {
+			if (fn(key, l->shared_fd, arg) < 0)
+				ret = -1;
+			continue;
+		}
+		for (int i = 0; i < global.nbthread && !ret; i++)
+			if (l->fds[i] >= 0 && fn(key, l->fds[i], arg) < 0)
+				ret = -1;
 	}
-	return 0;
+	lock_release(&fd_lock);
+	return ret;
 }
 
 static int listener_create(struct bind_conf *bc)
@@ -727,14 +743,20 @@ static int listener_create(struct bind_conf *bc)
 
 	if (bc->addr.kind == ADDR_FD) {
 		l->shared_fd = adopt_inherited(bc, err, sizeof(err));
-	} else if (global.mworker_child && (l->shared_fd = adopt_handed_over(bc)) >= 0) {
-		/* the socket the previous worker listened on, from the master */
+	} else if ((bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child) &&
+	           (l->shared_fd = adopt_handed_over(bc)) >= 0) {
+		/* the socket the previous worker listened on, from the master,
+		 * or from the old process (-x) */
 	} else if (bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child) {
 		/* one socket that every thread polls (EPOLLEXCLUSIVE) */
 		l->shared_fd = bind_one_socket(bc, 0, err, sizeof(err));
 	} else {
 		for (int i = 0; i < global.nbthread; i++) {
 			if (!thread_allowed(bc, i))
+				continue;
+			/* -x: the old process's sockets of this address first */
+			l->fds[i] = adopt_handed_over(bc);
+			if (l->fds[i] >= 0)
 				continue;
 			l->fds[i] = bind_one_socket(bc, 1, err, sizeof(err));
 			if (l->fds[i] < 0) {

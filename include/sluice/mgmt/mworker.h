@@ -97,4 +97,17 @@ int  mworker_take_listener(const char *key);
  * the sockets this worker listens on, then READY. Returns 0 or -1. */
 int  mworker_child_ready(void);
 
+/* ---- stand-alone handover: -x and `expose-fd listeners` ---- */
+
+/* The old process's side of _getsocks: sends every listening socket on
+ * <fd> (the CLI connection), in batches of text lines "<key>\n" with the
+ * descriptors attached in the same order. Returns 0 or -1. */
+int  mworker_send_sockets(int fd);
+/* The new process's side (-x <path>): connects to the old process's stats
+ * socket, asks for its sockets and keeps them for listener_create(), as a
+ * worker keeps the master's. Returns 0, or -1 with a message in <err>. */
+int  mworker_fetch_sockets(const char *path, char *err, size_t errlen);
+/* Closes what no listener took (after binding). */
+void mworker_close_untaken(void);
+
 #endif

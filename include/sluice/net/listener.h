@@ -87,5 +87,8 @@ void listener_key(const struct bind_conf *bc, char *buf, size_t len);
  * inherited fd@ ones, which the master already holds). Stops at the
  * first -1, which it returns. */
 int  listeners_for_each_socket(int (*fn)(const char *key, int fd, void *arg), void *arg);
+/* A new process took this one's sockets (_getsocks, for -x): on soft stop
+ * the stats sockets stop too, as they are the new process's now. */
+void listeners_mark_exposed(void);
 
 #endif
