@@ -8,7 +8,9 @@
  * - mcli_parse_cmd() sets a target coherent with its prefix, and a command
  *   with no '@' keeps its whole text;
  * - mcli_bind_parse() leaves a message when it fails, and sane fields when
- *   it succeeds.
+ *   it succeeds;
+ * - mcli_socks_split() (the answer to _getsocks that -x reads) returns
+ *   non-empty keys without a newline, inside the text.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -51,6 +53,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			assert(c.num >= 0);
 		}
 	}
+	memcpy(line, data, size);
+	line[size] = '\0';
+	n = mcli_socks_split(line, cmds, 16);
+	assert(n >= 0 && n <= 16);
+	for (int i = 0; i < n; i++)
+		assert(cmds[i][0] && !strchr(cmds[i], '\n') && cmds[i] >= line &&
+		       cmds[i] < line + size);
 	err[0] = '\0';
 	if (mcli_bind_parse(copy, &b, err, sizeof(err)) < 0) {
 		assert(err[0]);

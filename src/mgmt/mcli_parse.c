@@ -175,6 +175,24 @@ int mcli_parse_cmd(char *s, struct mcli_cmd *c)
 	return 0;
 }
 
+int mcli_socks_split(char *text, char **keys, int max)
+{
+	int n = 0;
+
+	while (*text && n < max) {
+		char *nl = strchr(text, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (*text)
+			keys[n++] = text;
+		if (!nl)
+			break;
+		text = nl + 1;
+	}
+	return n;
+}
+
 void mcli_fmt_uptime(char *buf, size_t len, uint64_t secs)
 {
 	snprintf(buf, len, "%ud%02uh%02um%02us", (unsigned)(secs / 86400),

@@ -359,7 +359,7 @@ int mworker_fetch_sockets(const char *path, char *err, size_t errlen)
 	size_t cap = 65536, len = 0;
 	char *text = malloc(cap);
 	int *fds = NULL, nfds = 0, fd, ret = -1;
-	char *p;
+	char **keys = NULL;
 
 	if (!text) {
 		snprintf(err, errlen, "out of memory");
@@ -426,34 +426,24 @@ int mworker_fetch_sockets(const char *path, char *err, size_t errlen)
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	/* one line per descriptor, in order; anything else is an answer of a
+	/* one key per descriptor, in order; anything else is the answer of a
 	 * CLI that has no such socket to give (an error message) */
+	keys = malloc((nfds + 1) * sizeof(*keys));
+	if (!keys)
+		goto bad;
 	{
-		int lines = 0;
+		char first[201];
 
-		/* the CLI ends its answer with an empty line: not a key */
-		for (p = text; *p; p++)
-			lines += *p == '\n' && p > text && p[-1] != '\n';
-		if (lines != nfds) {
-			char *nl = strchr(text, '\n');
-
-			snprintf(err, errlen, "'%s' did not send its sockets: %.*s", path,
-			         nl ? (int)(nl - text) : 200, text);
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(text, "\n"), text);
+		if (mcli_socks_split(text, keys, nfds + 1) != nfds) {
+			snprintf(err, errlen, "'%s' did not send its sockets: %s", path, first);
 			goto bad;
 		}
 	}
-	p = text;
 	for (int i = 0; i < nfds; i++) {
-		char *nl;
-
-		while (*p == '\n')
-			p++;
-		nl = strchr(p, '\n');
-
-		if (inherited_add(p, (size_t)(nl - p), fds[i]) < 0)
+		if (inherited_add(keys[i], strlen(keys[i]), fds[i]) < 0)
 			goto bad;
 		fds[i] = -1;
-		p = nl + 1;
 	}
 	ret = 0;
 	goto out;
@@ -464,6 +454,7 @@ bad:
 out:
 	if (fd >= 0)
 		close(fd);
+	free(keys);
 	free(fds);
 	free(text);
 	return ret;

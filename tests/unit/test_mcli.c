@@ -106,8 +106,26 @@ static void test_show_proc(void)
 	          "2.6.12-1+deb12u4\n");
 }
 
+static void test_socks(void)
+{
+	char text[] = "cli|unix@/tmp/a.sock|v6only=0|v4v6=0\nfe|127.0.0.1:80|v6only=0|v4v6=0\n"
+	              "fe|127.0.0.1:80|v6only=0|v4v6=0\n\n";
+	char err_text[] = "Permission denied: no.\n\n";
+	char *k[8];
+
+	CHECK(mcli_socks_split(text, k, 8) == 3);
+	CHECK_STR(k[0], "cli|unix@/tmp/a.sock|v6only=0|v4v6=0");
+	CHECK_STR(k[2], "fe|127.0.0.1:80|v6only=0|v4v6=0");
+	CHECK(mcli_socks_split(err_text, k, 8) == 1);
+	char two[] = "a\nb\nc";
+	CHECK(mcli_socks_split(two, k, 2) == 2);
+	char none[] = "\n\n";
+	CHECK(mcli_socks_split(none, k, 8) == 0);
+}
+
 int main(void)
 {
+	test_socks();
 	test_bind();
 	test_split();
 	test_prefix();

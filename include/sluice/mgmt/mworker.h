@@ -60,6 +60,11 @@ struct mcli_cmd {
  * (c->prefix then names it). */
 int mcli_parse_cmd(char *s, struct mcli_cmd *c);
 
+/* The text of a _getsocks answer (-x): one key per line, empty lines
+ * skipped (the CLI ends its answers with one). Splits <text> in place into
+ * at most <max> keys. Returns their number. */
+int mcli_socks_split(char *text, char **keys, int max);
+
 /* "0d00h00m01s" */
 void mcli_fmt_uptime(char *buf, size_t len, uint64_t secs);
 
