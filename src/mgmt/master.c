@@ -70,6 +70,7 @@ struct mw_proc {
 	uint64_t start_ms;
 	struct held *pend;        /* sockets announced before READY */
 	int npend;
+	const struct program *prog; /* a `program`, NULL for a worker */
 };
 
 static struct mw_proc *procs[MW_MAX_PROCS];
@@ -212,15 +213,25 @@ static struct mw_proc *proc_current(int nth)
 	int any = 0;
 
 	for (int i = nprocs - 1; i >= 0; i--) {
+		if (procs[i]->prog)
+			continue;
 		any |= procs[i]->state == PROC_CURRENT;
 		if (procs[i]->state == PROC_CURRENT && --nth == 0)
 			return procs[i];
 	}
 	if (!any && nth == 1)
 		for (int i = nprocs - 1; i >= 0; i--)
-			if (procs[i]->state == PROC_STARTING)
+			if (procs[i]->state == PROC_STARTING && !procs[i]->prog)
 				return procs[i];
 	return NULL;
+}
+
+static int has_current_worker(void)
+{
+	for (int i = 0; i < nprocs; i++)
+		if (procs[i]->state == PROC_CURRENT && !procs[i]->prog)
+			return 1;
+	return 0;
 }
 
 static int proc_alive(const struct mw_proc *p)
@@ -320,6 +331,66 @@ static int spawn_worker(void)
 	return 0;
 }
 
+/* Starts an instance of <prog>: no control channel, no listener. */
+static void spawn_program(const struct program *prog)
+{
+	struct mw_proc *p;
+	pid_t pid;
+
+	if (nprocs == MW_MAX_PROCS) {
+		mw_log("ALERT", "Too many processes, cannot fork program '%s'.", prog->name);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	pid = fork();
+	if (pid < 0) {
+		mw_log("ALERT", "Cannot fork program '%s': %s", prog->name, strerror(errno));
+		free(p);
+		return;
+	}
+	if (pid == 0) {
+		sigset_t all;
+
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != master_pid)
+			_exit(1);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		execvp(prog->argv[0], prog->argv);
+		fprintf(stderr, "[ALERT] program '%s': cannot execute %s: %s\n", prog->name,
+		        prog->argv[0], strerror(errno));
+		_exit(1);
+	}
+	p->pid = pid;
+	p->ctrl = -1;
+	p->state = PROC_CURRENT;
+	p->start_ms = clock_mono_ms();
+	p->prog = prog;
+	procs[nprocs++] = p;
+	mw_log("NOTICE", "New program '%s' (%d) forked", prog->name, pid);
+}
+
+/* A reload: the programs that restart on reload get SIGUSR1 and a new
+ * instance; the others go on. */
+static void reload_programs(void)
+{
+	int n = nprocs;
+
+	for (int i = 0; i < n; i++) {
+		struct mw_proc *p = procs[i];
+
+		if (!p->prog || p->state != PROC_CURRENT || !p->prog->start_on_reload)
+			continue;
+		p->state = PROC_OLD;
+		kill(p->pid, SIGUSR1);
+		spawn_program(p->prog);
+	}
+}
+
 static void worker_ready(struct mw_proc *p)
 {
 	held_free(held, nheld);
@@ -330,7 +401,7 @@ static void worker_ready(struct mw_proc *p)
 	for (int i = 0; i < nprocs; i++) {
 		struct mw_proc *o = procs[i];
 
-		if (o == p || o->state != PROC_CURRENT)
+		if (o == p || o->state != PROC_CURRENT || o->prog)
 			continue;
 		o->state = PROC_OLD;
 		kill(o->pid, SIGUSR1);
@@ -340,7 +411,7 @@ static void worker_ready(struct mw_proc *p)
 	for (int i = 0; global.mworker_max_reloads >= 0 && i < nprocs; i++) {
 		struct mw_proc *o = procs[i];
 
-		if (o->state == PROC_OLD && o->reloads > global.mworker_max_reloads) {
+		if (o->state == PROC_OLD && !o->prog && o->reloads > global.mworker_max_reloads) {
 			mw_log("WARNING", "Worker (%d) reached the maximum number of reloads (%d), "
 			       "sending SIGTERM", o->pid, global.mworker_max_reloads);
 			kill(o->pid, SIGTERM);
@@ -422,6 +493,7 @@ static void start_reload(void)
 	reloads++;
 	for (int i = 0; i < nprocs; i++)
 		procs[i]->reloads++;
+	reload_programs();
 	if (spawn_worker() < 0) {
 		failed_reloads++;
 		mw_log("WARNING", "Loading failure!");
@@ -475,14 +547,29 @@ static void reap_children(void)
 			if (procs[i] == p)
 				idx = i;
 		describe_status(status, &code, why, sizeof(why));
+		if (p->prog) {
+			/* a program: reported, never a reason to stop */
+			mw_log(p->state == PROC_OLD ? "WARNING" : "ALERT",
+			       "%s program '%s' (%d) exited with code %d (%s)",
+			       p->state == PROC_OLD ? "Former" : "Current", p->prog->name, pid, code,
+			       why);
+			proc_remove(idx);
+			if (stopping && nprocs == 0)
+				master_exit(exit_code);
+			continue;
+		}
 		switch (p->state) {
 		case PROC_STARTING:
 			mw_log("ALERT", "New worker (%d) exited with code %d (%s)", pid, code, why);
-			if (reloads == 0 && nprocs == 1) {
+			if (reloads == 0 && !has_current_worker()) {
 				/* the first worker could not start: nothing runs */
 				proc_remove(idx);
 				exit_code = code ? code : 1;
-				master_exit(exit_code);
+				stopping = 1;
+				kill_all(SIGTERM);   /* the programs */
+				if (nprocs == 0)
+					master_exit(exit_code);
+				continue;
 			}
 			if (stopping)
 				break;   /* stopped while starting: not a failed reload */
@@ -671,6 +758,8 @@ static void mcli_show_proc(struct outbuf *o)
 
 		/* a worker still starting is listed with the current ones, as
 		 * HAProxy lists a worker as soon as it is forked */
+		if (p->prog)
+			continue;
 		if (p->state == PROC_OLD) {
 			old++;
 			continue;
@@ -686,7 +775,7 @@ static void mcli_show_proc(struct outbuf *o)
 		for (int i = nprocs - 1; i >= 0; i--) {
 			struct mw_proc *p = procs[i];
 
-			if (p->state != PROC_OLD)
+			if (p->state != PROC_OLD || p->prog)
 				continue;
 			snprintf(pid, sizeof(pid), "%d", p->pid);
 			snprintf(rl, sizeof(rl), "%d", p->reloads);
@@ -695,7 +784,19 @@ static void mcli_show_proc(struct outbuf *o)
 			out_add(o, line, strlen(line));
 		}
 	}
-	out_printf(o, "# programs\n\n");
+	out_printf(o, "# programs\n");
+	for (int i = 0; i < nprocs; i++) {
+		struct mw_proc *p = procs[i];
+
+		if (!p->prog)
+			continue;
+		snprintf(pid, sizeof(pid), "%d", p->pid);
+		snprintf(rl, sizeof(rl), "%d", p->reloads);
+		mcli_fmt_uptime(up, sizeof(up), (now - p->start_ms) / 1000);
+		mcli_fmt_proc_line(line, sizeof(line), pid, p->prog->name, rl, up, "-");
+		out_add(o, line, strlen(line));
+	}
+	out_printf(o, "\n");
 }
 
 /* Sends <cmd> to <p>'s CLI through a new socketpair and appends what it
@@ -746,7 +847,7 @@ static struct mw_proc *mcli_target_proc(const struct mcli_cmd *c)
 	if (c->target == MCLI_T_PID) {
 		struct mw_proc *p = proc_by_pid((int)c->num);
 
-		return p && p->state != PROC_STARTING ? p : NULL;
+		return p && p->state != PROC_STARTING && !p->prog ? p : NULL;
 	}
 	return NULL;
 }
@@ -986,8 +1087,14 @@ void master_run(char **argv, const struct master_opts *o)
 		fprintf(f, "%d\n", master_pid);
 		fclose(f);
 	}
-	if (spawn_worker() < 0)
-		master_exit(1);
+	for (const struct program *prog = programs; prog; prog = prog->next)
+		spawn_program(prog);
+	if (spawn_worker() < 0) {
+		stopping = 1;
+		kill_all(SIGTERM);
+		if (nprocs == 0)
+			master_exit(1);
+	}
 
 	for (;;) {
 		struct pollfd pf[1 + MW_MAX_MCLI + MW_MAX_PROCS];

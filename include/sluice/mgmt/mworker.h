@@ -74,6 +74,20 @@ void mcli_fmt_uptime(char *buf, size_t len, uint64_t secs);
 int mcli_fmt_proc_line(char *buf, size_t len, const char *first, const char *type,
                        const char *reloads, const char *uptime, const char *version);
 
+/* ---- programs (src/mgmt/program.c) ---- */
+
+/* program <name>: an external command the master starts and supervises. */
+struct program {
+	struct program *next;
+	char *name;
+	char **argv;            /* `command`, NULL-terminated; NULL if missing */
+	int start_on_reload;    /* `option start-on-reload` (the default) */
+	char *file;
+	int line;
+};
+
+extern struct program *programs;   /* in the order of the configuration */
+
 /* ---- master (src/mgmt/master.c) ---- */
 
 struct master_opts {
