@@ -22,6 +22,11 @@
  * the sockets the master held are replaced by the new worker's, and the
  * old workers get SIGUSR1 (soft stop).
  *
+ * `program` sections (src/mgmt/program.c) are processes of the same list,
+ * without a control channel: started before the first worker, given
+ * SIGUSR1 and started again on reload (start-on-reload), signalled on
+ * stop, reported when they exit, never a reason for the master to stop.
+ *
  * Signals are turned into bytes on a pipe (the handler does nothing else),
  * and handled in the loop. The master CLI is served one connection at a
  * time, in the loop: a command forwarded to a worker waits for its answer
