@@ -6,7 +6,7 @@ SAN     ?= 0
 PKGS    := openssl libpcre2-8 lua5.4 libnghttp2 zlib
 DEBIAN_BUILD_PKGS := gcc make pkg-config libssl-dev libpcre2-dev liblua5.4-dev \
                      libnghttp2-dev zlib1g-dev libcrypt-dev
-DEBIAN_TEST_PKGS  := varnish socat python3 clang libclang-rt-14-dev
+DEBIAN_TEST_PKGS  := varnish socat python3 clang libclang-rt-14-dev curl chromium chromium-driver
 DEBIAN_BENCH_PKGS := haproxy nginx wrk nghttp2-client
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

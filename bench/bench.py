@@ -81,15 +81,17 @@ QUEUE_AB = (("queue", "sluice", {"BENCH_SRV_OPTS": "maxconn 16"}),
 
 def scenario(cfg, conns, desc, srv="weight 1", wrk=(), env=None, sides=PROXIES,
              sample=False, probe=False, kind="ab", size="both", scheme="http",
-             streams=0, origin="h1"):
+             streams=0, origin="h1", path="/"):
     """sample: queue and server connections half-way through each round;
     probe: `show activity` and `show locks` after each round; streams: load
     with h2load, that many concurrent streams per connection (0: wrk);
-    origin: "h1" (nginx's HTTP/1.1 port) or "h2c" (its h2c port)."""
+    origin: "h1" (nginx's HTTP/1.1 port) or "h2c" (its h2c port); path: what
+    the clients ask for (/static/10k, /static/64k: files with ETag and
+    Last-Modified, which a cache may store)."""
     return {"cfg": cfg, "conns": conns, "desc": desc, "srv": srv, "wrk": list(wrk),
             "env": env or {}, "sides": sides, "sample": sample, "probe": probe,
             "kind": kind, "size": size, "scheme": scheme, "streams": streams,
-            "origin": origin}
+            "origin": origin, "path": path}
 
 
 CERTS = os.path.join(TOP, "reg-tests", "ssl", "certs")
@@ -186,6 +188,11 @@ SCENARIOS = {
                                 srv="proto h2", env=h2env(), origin="h2c"),
     # sluice alone can take more: it needs one descriptor per client plus
     # its server connections, where HAProxy's maxconn check reserves two
+    "cache-hit-10k": scenario("cache.cfg", 100, "HTTP cache hits of a 10 kB object, 100 "
+                              "keep-alive clients (the origin is asked once per round)",
+                              path="/static/10k"),
+    "cache-hit-64k": scenario("cache.cfg", 100, "HTTP cache hits of a 64 kB object, 100 "
+                              "keep-alive clients", path="/static/64k"),
     "flood-sluice": scenario("queue.cfg", 0, "sluice only: as many keep-alive clients as "
                              "sluice's descriptors allow, all but 500 queued",
                              wrk=["--timeout", "30s"],
@@ -343,6 +350,16 @@ def start_origin(work):
                 .replace("@ORIGIN_H2C_PORT@", str(h2c_port)).replace("@CERTS@", CERTS))
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(conf)
+    # the object of the cache scenarios, readable by nginx's workers (which
+    # may run as another user than the one who made the work directory)
+    os.makedirs(os.path.join(work, "www", "static"), exist_ok=True)
+    for name, size in (("10k", 10240), ("64k", 65536)):
+        with open(os.path.join(work, "www", "static", name), "wb") as f:
+            f.write(bytes(b"0123456789abcdef"[i % 16] for i in range(size)))
+    for d in (work, os.path.join(work, "www"), os.path.join(work, "www", "static")):
+        os.chmod(d, 0o711 if d == work else 0o755)
+    for name in ("10k", "64k"):
+        os.chmod(os.path.join(work, "www", "static", name), 0o644)
     nginx = subprocess.Popen(["nginx", "-c", os.path.join(work, "nginx.conf"), "-e",
                               os.path.join(work, "nginx-error.log")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -397,10 +414,11 @@ def wrk_cmd(a, scen, fe_port, conns=None, duration=None):
         return ["h2load", "-t2", "-c%d" % (conns or scen["conns"]),
                 "-m%d" % scen["streams"], "-D", "%d" % (duration or a.duration),
                 "--npn-list=h2",
-                "%s://127.0.0.1:%d/" % (scen["scheme"], fe_port)]
+                "%s://127.0.0.1:%d%s" % (scen["scheme"], fe_port, scen["path"])]
     return (["wrk"] + scen["wrk"] + ["-t2", "-c%d" % (conns or scen["conns"]),
                                      "-d%ds" % (duration or a.duration), "--latency",
-                                     "%s://127.0.0.1:%d/" % (scen["scheme"], fe_port)])
+                                     "%s://127.0.0.1:%d%s" % (scen["scheme"], fe_port,
+                                                              scen["path"])])
 
 
 def run_wrk(cmd, duration):

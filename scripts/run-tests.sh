@@ -70,6 +70,27 @@ for t in tests/stress/test_*.sh; do
 	fi
 done
 
+# The statistics page in headless Chromium (installed by `make deps`):
+# loaded, its admin form used, a screenshot taken. Skipped, with the
+# reason, when Chromium or ChromeDriver is missing.
+e2eskip=0
+if [ -z "${NO_E2E:-}" ]; then
+	sh tests/e2e/stats_page.sh >/tmp/sluice-e2e.$$ 2>&1
+	r=$?
+	if [ $r -eq 77 ]; then
+		cat /tmp/sluice-e2e.$$
+		e2eskip=1
+	elif [ $r -eq 0 ]; then
+		echo "e2e: tests/e2e/stats_page.sh: $(grep -c '^ok:' /tmp/sluice-e2e.$$) checks passed"
+		passed=$((passed + 1))
+	else
+		cat /tmp/sluice-e2e.$$
+		failed=$((failed + 1))
+		failures="$failures e2e"
+	fi
+	rm -f /tmp/sluice-e2e.$$
+fi
+
 # HTTP/2 conformance: h2spec (installed by `make deps`) against an h2c and a
 # TLS listener. Skipped, with the reason, until sluice accepts HTTP/2
 # listeners, or when h2spec could not be installed.
@@ -95,7 +116,7 @@ if [ -z "${NO_H2SPEC:-}" ]; then
 		rm -f /tmp/sluice-h2spec.$$
 	fi
 fi
-[ $h2skip -eq 1 ] && skipped=1
+[ $((h2skip + e2eskip)) -gt 0 ] && skipped=$((h2skip + e2eskip))
 
 vtcs=${REGTESTS:-$(find reg-tests -name '*.vtc' | sort)}
 if [ -n "$vtcs" ]; then
@@ -109,7 +130,7 @@ if [ -n "$vtcs" ]; then
 	[ "$f" -gt 0 ] && grep -E '^(---|\*\*\*\*|\*\*\*|\*\*) ' "$out" | grep -vE 'debug\|' | tail -n 60
 	passed=$((passed + p))
 	failed=$((failed + f))
-	skipped=$((s + h2skip))
+	skipped=$((s + h2skip + e2eskip))
 	rm -f "$out"
 fi
 

@@ -21,6 +21,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/http_cfg.h>
@@ -36,6 +37,7 @@
 #include <sluice/proxy/stick_rules.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_dyn.h>
 
 static void free_logs(struct list *logs)
 {
@@ -76,6 +78,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->conf_file);
 	free(srv->addr_str);
 	free(srv->cookie);
+	free(srv->track_name);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
@@ -153,6 +156,7 @@ static void free_http_settings(struct proxy *px)
 	for (int i = 0; i < px->nres_cap && i < PX_MAX_CAPTURES; i++)
 		free(px->res_cap[i].name);
 	free(px->cookie_name);
+	free(px->srv_state_file_name);
 	free(px->cookie_domain);
 	free(px->lb_arg);
 	comp_cfg_free(px);
@@ -206,6 +210,7 @@ void cfg_free_proxies(void)
 void cfg_free_all(void)
 {
 	cfg_free_proxies();
+	srv_dyn_free_all();   /* the servers deleted at run time */
 	/* after the rules that referenced them */
 	stktable_free_all();
 	free_binds(&cli_binds);
@@ -225,6 +230,7 @@ void cfg_free_all(void)
 	/* the proxies' error pages borrowed the formats of these sections */
 	http_cfg_free();
 	userlists_free_all();
+	caches_free_all();
 	lb_hash_free_all();
 	/* after the bind lines and servers that use its certificates */
 	ssl_store_free_all();

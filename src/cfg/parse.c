@@ -126,7 +126,7 @@ static int is_unsupported_section(const char *w)
 {
 	static const char *const names[] = {
 		"peers", "resolvers", "mailers",
-		"ring", "cache", "fcgi-app", "crt-store", NULL
+		"ring", "fcgi-app", "crt-store", NULL
 	};
 
 	for (int i = 0; names[i]; i++)

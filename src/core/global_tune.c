@@ -51,6 +51,8 @@ CFG_REGISTER(global_tune_kws)
 const int core_global_tune_anchor;
 extern const int core_cpu_map_anchor;
 __attribute__((used)) static const int *const cpu_map_anchor = &core_cpu_map_anchor;
+extern const int global_compat_anchor;
+__attribute__((used)) static const int *const global_compat_anchor_ref = &global_compat_anchor;
 
 static int kw_tune_int(KW_ARGS)
 {

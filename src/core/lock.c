@@ -53,6 +53,7 @@ static const char *const lock_kind_names[LK_KINDS] = {
 	[LK_SSL_SESS]    = "ssl_sess",
 	[LK_SRV_STATE]   = "srv_state",
 	[LK_STKTABLE]    = "stktable",
+	[LK_CACHE]       = "cache",
 	[LK_OTHER]       = "other",
 };
 

@@ -104,6 +104,8 @@ static int smp_fetch_port_kw(const struct smp_args *, struct sample *, struct sm
 static int smp_fetch_is_local(const struct smp_args *, struct sample *, struct smp_ctx *);
 static int smp_fetch_be_conn_free(const struct smp_args *, struct sample *, struct smp_ctx *);
 static int smp_fetch_srv_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_be_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
+static int smp_fetch_fe_kw(const struct smp_args *, struct sample *, struct smp_ctx *);
 static int smp_fetch_stream_int(const struct smp_args *, struct sample *, struct smp_ctx *);
 static int smp_fetch_date_us(const struct smp_args *, struct sample *, struct smp_ctx *);
 static int smp_fetch_fe_defbe(const struct smp_args *, struct sample *, struct smp_ctx *);
@@ -127,6 +129,11 @@ static const struct smp_fetch_kw conn_fetches[] = {
 	{ "dst_is_local",    smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
 	{ "fc_dst_is_local", smp_fetch_is_local, { 0 }, 0, NULL, SMP_T_BOOL, SMP_USE_L4CLI, P(SMP_ADDR_CLI_DST) },
 	{ "be_conn_free", smp_fetch_be_conn_free, { ARGT_BE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN },
+	{ "be_sess_rate", smp_fetch_be_kw, { ARGT_BE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_BE_SESS_RATE) },
+	{ "fe_conn",      smp_fetch_fe_kw, { ARGT_FE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_FE_CONN) },
+	{ "fe_req_rate",  smp_fetch_fe_kw, { ARGT_FE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_FE_REQ_RATE) },
+	{ "fe_sess_rate", smp_fetch_fe_kw, { ARGT_FE }, 0, NULL, SMP_T_SINT, SMP_USE_INTRN, P(SMP_FE_SESS_RATE) },
+	{ "srv_sess_rate", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_SESS_RATE) },
 	{ "srv_conn_free", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_CONN_FREE) },
 	{ "srv_weight",  smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_WEIGHT) },
 	{ "srv_iweight", smp_fetch_srv_kw, { ARGT_SRV }, 1, check_srv, SMP_T_SINT, SMP_USE_INTRN, P(SMP_SRV_IWEIGHT) },
@@ -875,6 +882,27 @@ static int smp_fetch_be_conn_free(const struct smp_args *args, struct sample *sm
                                   struct smp_ctx *ctx)
 {
 	return fetch_be(args, smp, ctx, SMP_BE_CONN_FREE);
+}
+
+static int smp_fetch_be_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	return fetch_be(args, smp, ctx, (enum smp_be_metric)(intptr_t)args->kw_priv);
+}
+
+/* fe_conn, fe_req_rate, fe_sess_rate: of the frontend named, or the
+ * stream's */
+static int smp_fetch_fe_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	const struct smp_arg *fe = args->n > 0 && args->a[0].type == ARGT_FE ? &args->a[0] : NULL;
+	int64_t v;
+
+	if (fe && !fe->resolved && (!fe->text || !*fe->text))
+		fe = NULL;
+	if (!ctx->ops || !ctx->ops->fe_metric ||
+	    !ctx->ops->fe_metric(ctx, fe, (enum smp_fe_metric)(intptr_t)args->kw_priv, &v))
+		return 0;
+	smp_set_sint(smp, v);
+	return 1;
 }
 
 static int smp_fetch_srv_kw(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)

@@ -927,7 +927,8 @@ static int names_pad(struct smp_args *args, const enum smp_arg_type *spec)
 	int named = 0;
 
 	for (int i = 0; i < SMP_MAX_ARGS && spec[i] != ARGT_STOP; i++) {
-		if (spec[i] != ARGT_BE && spec[i] != ARGT_SRV && spec[i] != ARGT_TAB)
+		if (spec[i] != ARGT_BE && spec[i] != ARGT_FE && spec[i] != ARGT_SRV &&
+		    spec[i] != ARGT_TAB)
 			continue;
 		if (spec[i] != ARGT_SRV && i == args->n) {
 			args->a[args->n++].type = spec[i];

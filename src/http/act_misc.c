@@ -110,8 +110,6 @@ static const struct act_kw misc_kws[] = {
 	{ "set-nice",     REQ | RES | CNT | TRS, parse_set_nice, exec_noop },
 	{ "disable-l7-retry", REQ, parse_none, exec_noop },
 	/* known to HAProxy 2.6, refused with a reason */
-	{ "cache-use",    REQ, parse_unsupported, NULL, NULL, UNSUP },
-	{ "cache-store",  RES, parse_unsupported, NULL, NULL, UNSUP },
 	{ "do-resolve(",  REQ | CNT, parse_unsupported, NULL, NULL, UNSUP },
 	{ "early-hint",   REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "send-spoe-group", REQ | RES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
@@ -889,9 +887,7 @@ static int parse_unsupported(struct act_rule *r, struct proxy *px, char **args, 
 	const char *w = word_of(args);
 	const char *why;
 
-	if (!strncmp(w, "cache-", 6))
-		why = "the HTTP cache is not implemented";
-	else if (!strncmp(w, "do-resolve", 10))
+	if (!strncmp(w, "do-resolve", 10))
 		why = "resolvers sections are not implemented";
 	else if (!strcmp(w, "send-spoe-group"))
 		why = "SPOE is not implemented";

@@ -20,6 +20,7 @@
 #include <sluice/core/freq.h>
 #include <sluice/core/global.h>
 #include <sluice/expr/sample.h>
+#include <sluice/http/cache.h>
 #include <sluice/http/comp.h>
 #include <sluice/proxy/proxy.h>
 
@@ -214,10 +215,8 @@ static int kw_filter(KW_ARGS)
 		c->filter_line = ctx->line;
 		return 0;
 	}
-	if (strcmp(args[1], "cache") == 0) {
-		snprintf(err, errlen, "'cache': the HTTP cache is not implemented");
-		return -1;
-	}
+	if (strcmp(args[1], "cache") == 0)
+		return cache_filter_kw(ctx, args, nargs, err, errlen);
 	for (int i = 0; others[i]; i++) {
 		if (strcmp(args[1], others[i]) == 0) {
 			snprintf(err, errlen, "'%s' is not implemented (sluice has the 'compression' "

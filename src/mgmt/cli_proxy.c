@@ -33,6 +33,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/mgmt/stats.h>
 #include <sluice/net/listener.h>
+#include <sluice/proxy/check.h>
 #include <sluice/proxy/counters.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/queue.h>
@@ -149,6 +150,8 @@ static void counters_clear(struct counters *c, int all)
 {
 	ZERO(c->cur_max);
 	ZERO(c->queue_max);
+	ZERO(c->sess_rate_max);
+	ZERO(c->req_rate_max);
 	if (!all)
 		return;
 	ZERO(c->cum_sess);
@@ -324,11 +327,12 @@ static int cli_health(char **args, int nargs, struct cli_out *out, int level)
 	return 0;
 }
 
-/* sluice has no agent checks: every server answers as a server without an
- * agent does in HAProxy 2.6 (disabling it is accepted, enabling refused). */
+/* A server without an agent answers as in HAProxy 2.6: disabling is
+ * accepted, enabling refused. An agent enabled again checks at once. */
 static int cli_agent(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct server *s;
+	int enable;
 
 	if (nargs < 3) {
 		cli_printf(out, "Require 'backend/server'.\n");
@@ -337,10 +341,16 @@ static int cli_agent(char **args, int nargs, struct cli_out *out, int level)
 	s = stats_find_server_arg(args[2], out);
 	if (!s)
 		return -1;
-	if (strcmp(args[0], "enable") == 0) {
+	enable = strcmp(args[0], "enable") == 0;
+	if (!s->agent) {
+		if (!enable)
+			return 0;
 		cli_printf(out, "Agent was not configured on this server, cannot enable.\n");
 		return -1;
 	}
+	atomic_store(&s->agent_disabled, !enable);
+	if (enable)
+		check_agent_wake_now(s);
 	return 0;
 }
 

@@ -57,6 +57,6 @@ static int cli_shutdown_sessions_server(char **args, int nargs, struct cli_out *
 	s = stats_find_server_arg(args[3], out);
 	if (!s)
 		return -1;
-	stream_shutdown_server(s);
+	stream_shutdown_server(s, 'K');
 	return 0;
 }

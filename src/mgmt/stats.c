@@ -23,6 +23,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/mgmt/stats.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/ssl_conf.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
@@ -47,9 +48,9 @@ static int cli_show_pools(char **, int, struct cli_out *, int);
 
 static const struct cli_kw stats_kws[] = {
 	{ { "show", "info" }, CLI_LEVEL_USER, cli_show_info,
-	  "show info                               : report information about the running process" },
+	  "show info [json|typed] [desc]           : report information about the running process" },
 	{ { "show", "stat" }, CLI_LEVEL_USER, cli_show_stat,
-	  "show stat                               : report counters for each proxy and server (CSV)" },
+	  "show stat [json|typed] [desc] [up|no-maint] : report counters for each proxy and server" },
 	{ { "show", "servers", "state" }, CLI_LEVEL_USER, cli_show_servers_state,
 	  "show servers state [<backend>]          : dump volatile server information" },
 	{ { "show", "activity" }, CLI_LEVEL_USER, cli_show_activity,
@@ -118,46 +119,63 @@ static int cli_show_version(char **args, int nargs, struct cli_out *out, int lev
 	return 0;
 }
 
+#define INFO(name, ...) do { \
+		char v_[256]; \
+		snprintf(v_, sizeof(v_), __VA_ARGS__); \
+		stats_info_field(out, fmt, &first, name, v_); \
+	} while (0)
+
+/* show info [typed|json] [desc] */
 static int cli_show_info(char **args, int nargs, struct cli_out *out, int level)
 {
 	uint64_t up = stats_uptime_sec();
 	int run_queue = stats_run_queue();
 	int tasks = stream_count() + run_queue;
+	int fmt = STATS_FMT_TEXT, first = 1;
+	uint32_t now = (uint32_t)clock_mono_ms();
 
-	cli_printf(out, "Name: sluice\n");
-	cli_printf(out, "Version: %s\n", SLUICE_VERSION);
-	cli_printf(out, "Release_date: 2026/11/22\n");
-	cli_printf(out, "Nbthread: %d\n", global.nbthread);
-	cli_printf(out, "Nbproc: 1\n");
-	cli_printf(out, "Process_num: 1\n");
-	cli_printf(out, "Pid: %d\n", global.pid);
-	cli_printf(out, "Uptime: %llud %lluh%02llum%02llus\n", (unsigned long long)(up / 86400),
-	           (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
-	           (unsigned long long)(up % 60));
-	cli_printf(out, "Uptime_sec: %llu\n", (unsigned long long)up);
-	cli_printf(out, "Ulimit-n: %ld\n", global.rlimit_nofile);
-	cli_printf(out, "Maxsock: %d\n", global.maxsock);
-	cli_printf(out, "Maxconn: %d\n", atomic_load(&global.maxconn_rt));
-	cli_printf(out, "Hard_maxconn: %d\n", global.maxconn);
-	cli_printf(out, "CurrConns: %d\n", atomic_load(&global.actconn));
-	cli_printf(out, "CumConns: %llu\n", (unsigned long long)atomic_load(&global.cum_conns));
-	cli_printf(out, "CumReq: %llu\n", (unsigned long long)atomic_load(&global.cum_req));
-	cli_printf(out, "ConnRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
-	                                                 (uint32_t)clock_mono_ms()));
-	cli_printf(out, "ConnRateLimit: %d\n", global.maxconnrate);
-	cli_printf(out, "MaxConnRate: %u\n", atomic_load(&global.conn_rate_max));
-	cli_printf(out, "SessRate: %u\n", freq_ctr_read(&global.conn_rate, 1000,
-	                                                 (uint32_t)clock_mono_ms()));
-	cli_printf(out, "SessRateLimit: %d\n", global.maxsessrate);
-	cli_printf(out, "MaxSessRate: %u\n", atomic_load(&global.conn_rate_max));
-	cli_printf(out, "Tasks: %d\n", tasks);
-	cli_printf(out, "Run_queue: %d\n", run_queue);
-	cli_printf(out, "node: %s\n", global.node ? global.node : "");
-	cli_printf(out, "description: %s\n", global.desc ? global.desc : "");
-	cli_printf(out, "Stopping: %d\n", atomic_load(&global.stopping));
-	cli_printf(out, "Jobs: %d\n", stream_count());
-	cli_printf(out, "Listeners: %d\n", 0 + (int)(!list_empty(&listeners)));
-	cli_printf(out, "DroppedLogs: %llu\n", (unsigned long long)atomic_load(&global.dropped_logs));
+	for (int i = 2; i < nargs; i++) {
+		if (!strcmp(args[i], "typed"))
+			fmt = STATS_FMT_TYPED;
+		else if (!strcmp(args[i], "json"))
+			fmt = STATS_FMT_JSON;
+	}
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "[");
+	INFO("Name", "sluice");
+	INFO("Version", "%s", SLUICE_VERSION);
+	INFO("Release_date", "2026/11/22");
+	INFO("Nbthread", "%d", global.nbthread);
+	INFO("Nbproc", "1");
+	INFO("Process_num", "1");
+	INFO("Pid", "%d", global.pid);
+	INFO("Uptime", "%llud %lluh%02llum%02llus", (unsigned long long)(up / 86400),
+	     (unsigned long long)(up / 3600 % 24), (unsigned long long)(up / 60 % 60),
+	     (unsigned long long)(up % 60));
+	INFO("Uptime_sec", "%llu", (unsigned long long)up);
+	INFO("Ulimit-n", "%ld", global.rlimit_nofile);
+	INFO("Maxsock", "%d", global.maxsock);
+	INFO("Maxconn", "%d", atomic_load(&global.maxconn_rt));
+	INFO("Hard_maxconn", "%d", global.maxconn);
+	INFO("CurrConns", "%d", atomic_load(&global.actconn));
+	INFO("CumConns", "%llu", (unsigned long long)atomic_load(&global.cum_conns));
+	INFO("CumReq", "%llu", (unsigned long long)atomic_load(&global.cum_req));
+	INFO("ConnRate", "%u", freq_ctr_read(&global.conn_rate, 1000, now));
+	INFO("ConnRateLimit", "%d", global.maxconnrate);
+	INFO("MaxConnRate", "%u", atomic_load(&global.conn_rate_max));
+	INFO("SessRate", "%u", freq_ctr_read(&global.conn_rate, 1000, now));
+	INFO("SessRateLimit", "%d", global.maxsessrate);
+	INFO("MaxSessRate", "%u", atomic_load(&global.conn_rate_max));
+	INFO("Tasks", "%d", tasks);
+	INFO("Run_queue", "%d", run_queue);
+	INFO("node", "%s", global.node ? global.node : "");
+	INFO("description", "%s", global.desc ? global.desc : "");
+	INFO("Stopping", "%d", atomic_load(&global.stopping));
+	INFO("Jobs", "%d", stream_count());
+	INFO("Listeners", "%d", 0 + (int)(!list_empty(&listeners)));
+	INFO("DroppedLogs", "%llu", (unsigned long long)atomic_load(&global.dropped_logs));
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "]\n");
 	return 0;
 }
 
@@ -223,8 +241,19 @@ void stats_csv_header(struct cli_out *out)
 void stats_csv_row(struct cli_out *out, struct stat_row *r)
 {
 	for (int i = 0; i < ST_COUNT; i++) {
-		/* CSV: names never hold commas (validated at parse time) */
-		cli_printf(out, "%s,", r->f[i] ? r->f[i] : "");
+		const char *f = r->f[i] ? r->f[i] : "";
+
+		/* a text with a comma, a quote or a line break is quoted, its
+		 * quotes doubled, as HAProxy writes it (a check's info text:
+		 * "Detected 2 consecutive errors, last one was: ...") */
+		if (!f[strcspn(f, ",\"\r\n")]) {
+			cli_printf(out, "%s,", f);
+			continue;
+		}
+		cli_printf(out, "\"");
+		for (const char *q; (q = strchr(f, '"')); f = q + 1)
+			cli_printf(out, "%.*s\"\"", (int)(q - f), f);
+		cli_printf(out, "%s\",", f);
 	}
 	cli_printf(out, "\n");
 	stats_row_free(r);
@@ -359,8 +388,13 @@ static void row_http(struct stat_row *r, const struct proxy *px, const struct co
 	row_u64(r, ST_EINT, atomic_load(&c->internal_errors));
 	row_u64(r, ST_REQ_TOT, atomic_load(&c->cum_req));
 	if (kind == 0) {
-		row_set(r, ST_REQ_RATE, "0");
-		row_set(r, ST_REQ_RATE_MAX, "0");
+		row_set(r, ST_REQ_RATE, "%u", freq_ctr_read((struct freq_ctr *)&c->req_rate, 1000,
+		                                            (uint32_t)clock_mono_ms()));
+		row_set(r, ST_REQ_RATE_MAX, "%u", atomic_load(&c->req_rate_max));
+	}
+	if (kind < 2) {
+		row_u64(r, ST_CACHE_LOOKUPS, atomic_load(&c->cache_lookups));
+		row_u64(r, ST_CACHE_HITS, atomic_load(&c->cache_hits));
 	}
 	if (kind == 0) {
 		row_u64(r, ST_INTERCEPTED, atomic_load(&c->intercepted));
@@ -407,6 +441,34 @@ void stats_row_frontend(struct stat_row *r, struct proxy *px)
 	row_mux(r, &px->fe_mux);
 }
 
+/* The columns of a check's or an agent's last result. */
+struct check_cols {
+	enum stat_col status, code, duration, last, desc, rise, fall, health;
+};
+static const struct check_cols check_cols = {
+	ST_CHECK_STATUS, ST_CHECK_CODE, ST_CHECK_DURATION, ST_LAST_CHK, ST_CHECK_DESC,
+	ST_CHECK_RISE, ST_CHECK_FALL, ST_CHECK_HEALTH,
+};
+static const struct check_cols agent_cols = {
+	ST_AGENT_STATUS, ST_AGENT_CODE, ST_AGENT_DURATION, ST_LAST_AGT, ST_AGENT_DESC,
+	ST_AGENT_RISE, ST_AGENT_FALL, ST_AGENT_HEALTH,
+};
+
+static void row_check_cols(struct stat_row *r, const struct check_state *st, int running,
+                           const struct check_cols *c)
+{
+	row_set(r, c->status, "%s%s", running ? "* " : "", chk_status_info(st->status));
+	if (st->status >= CHK_ST_L57DATA)
+		row_set(r, c->code, "%d", st->code);
+	if (st->status >= CHK_ST_CHECKED && st->duration_ms >= 0)
+		row_set(r, c->duration, "%d", st->duration_ms);
+	row_set(r, c->last, "%s", st->desc);
+	row_set(r, c->desc, "%s", chk_status_desc(st->status));
+	row_set(r, c->rise, "%d", st->h.rise);
+	row_set(r, c->fall, "%d", st->h.fall);
+	row_set(r, c->health, "%d", st->h.health);
+}
+
 /* The status, check and history columns of a server, as HAProxy 2.6
  * fills them: the check's columns only for a checked server, and its
  * result only while it is not in maintenance (its checks pause there). */
@@ -415,11 +477,42 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	struct check_state st;
 	int admin = atomic_load(&s->admin);
 	int checked = s->check != NULL && !atomic_load(&s->chk_disabled);
-	char status[32];
+	char status[320];
 
+	int op = atomic_load(&s->op_state);
+	int agent = s->agent != NULL && !atomic_load(&s->agent_disabled);
+	struct check_state ag;
+
+	if (s->track) {
+		/* a tracking server shows the health of the server checked
+		 * at the end of its chain, and where a maintenance comes from */
+		struct server *root = s->track;
+
+		while (root->track)
+			root = root->track;
+		srv_check_snapshot(root, &st);
+		chk_status_column(status, sizeof(status), admin,
+		                  root->check != NULL && !atomic_load(&root->chk_disabled), op, &st.h);
+		if (admin == SRV_ADMIN_MAINT && srv_admin_inherited(s))
+			snprintf(status, sizeof(status), "MAINT (via %s/%s)", s->track->be->name,
+			         s->track->name);
+		row_set(r, ST_TRACKED, "%s/%s", s->track->be->name, s->track->name);
+		row_set(r, ST_STATUS, "%s", status);
+		row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
+		return;
+	}
 	srv_check_snapshot(s, &st);
-	chk_status_column(status, sizeof(status), admin, checked, atomic_load(&s->op_state),
-	                  &st.h);
+	chk_status_column(status, sizeof(status), admin, checked, op, &st.h);
+	if (agent) {
+		srv_agent_snapshot(s, &ag);
+		/* what the agent did shows (HAProxy 2.6) */
+		if (op == SRV_OP_DOWN && ag.h.health == 0 && admin != SRV_ADMIN_MAINT)
+			snprintf(status, sizeof(status), "DOWN (agent)");
+		else if (admin == SRV_ADMIN_DRAIN && atomic_load(&s->admin_by_agent) &&
+		         op != SRV_OP_DOWN)
+			snprintf(status + strlen(status), sizeof(status) - strlen(status), " (agent)");
+		row_check_cols(r, &ag, check_agent_in_progress(s), &agent_cols);
+	}
 	row_set(r, ST_STATUS, "%s", status);
 	row_set(r, ST_LASTCHG, "%lld", (long long)srv_lastchg_sec(s, now));
 	if (!checked)
@@ -429,17 +522,9 @@ static void row_srv_state(struct stat_row *r, struct server *s, uint64_t now)
 	row_set(r, ST_DOWNTIME, "%lld", (long long)srv_downtime_sec(s, now));
 	if (admin == SRV_ADMIN_MAINT)
 		return;
-	row_set(r, ST_CHECK_STATUS, "%s%s", check_in_progress(s) ? "* " : "",
-	        chk_status_info(st.status));
-	if (st.status >= CHK_ST_L57DATA)
-		row_set(r, ST_CHECK_CODE, "%d", st.code);
-	if (st.status >= CHK_ST_CHECKED && st.duration_ms >= 0)
-		row_set(r, ST_CHECK_DURATION, "%d", st.duration_ms);
-	row_set(r, ST_LAST_CHK, "%s", st.desc);
-	row_set(r, ST_CHECK_DESC, "%s", chk_status_desc(st.status));
-	row_set(r, ST_CHECK_RISE, "%d", st.h.rise);
-	row_set(r, ST_CHECK_FALL, "%d", st.h.fall);
-	row_set(r, ST_CHECK_HEALTH, "%d", st.h.health);
+	row_check_cols(r, &st, check_in_progress(s), &check_cols);
+	if (s->observe)
+		row_u64(r, ST_HANAFAIL, atomic_load(&s->hana_fail));
 }
 
 /* As HAProxy does, server addresses are shown from level operator up only. */
@@ -462,14 +547,18 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 	row_srv_state(r, s, clock_mono_ms());
 	/* HAProxy reports the server's own weight here, also when its admin
 	 * state keeps it out of load balancing (DRAIN, MAINT) */
-	row_set(r, ST_WEIGHT, "%d", atomic_load(&s->uweight));
+	/* the weight it works with: slowstart's share of it while warming up */
+	row_set(r, ST_WEIGHT, "%d", s->slowstart && be_dynamic_weights(be) && srv_throttle(s) < 100 ?
+	        srv_lb_weight(s) : atomic_load(&s->uweight));
+	if (s->slowstart && srv_throttle(s) < 100)
+		row_set(r, ST_THROTTLE, "%d", be_dynamic_weights(be) ? srv_throttle(s) : 100);
 	row_set(r, ST_ACT, "%d", s->backup ? 0 : 1);
 	row_set(r, ST_BCK, "%d", s->backup ? 1 : 0);
 	if (s->maxqueue)
 		row_set(r, ST_QLIMIT, "%d", s->maxqueue);
 	row_u64(r, ST_LBTOT, atomic_load(&s->cnt.cum_sess));
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	row_set(r, ST_RATE, "%u", freq_ctr_read(&s->cnt.sess_rate, 1000, (uint32_t)clock_mono_ms()));
+	row_set(r, ST_RATE_MAX, "%u", atomic_load(&s->cnt.sess_rate_max));
 	row_u64(r, ST_CLI_ABRT, atomic_load(&s->cnt.cli_aborts));
 	row_u64(r, ST_SRV_ABRT, atomic_load(&s->cnt.srv_aborts));
 	{
@@ -500,20 +589,22 @@ void stats_row_server(struct stat_row *r, struct proxy *be, struct server *s, in
 
 void stats_row_backend(struct stat_row *r, struct proxy *be)
 {
-	int act = 0, bck = 0, wact = 0, wbck = 0;
+	int act = 0, bck = 0, wact = 0, wbck = 0, uact = 0, ubck = 0;
 
 	for (int i = 0; i < be->nsrv; i++) {
 		struct server *s = be->srv[i];
-		int w = srv_lb_weight(s);
+		int w = srv_lb_weight(s), uw = atomic_load(&s->uweight);
 
 		if (!srv_is_usable(s))
 			continue;
 		if (s->backup) {
 			bck++;
 			wbck += w;
+			ubck += uw;
 		} else {
 			act++;
 			wact += w;
+			uact += uw;
 		}
 	}
 	row_common(r, be, "BACKEND", &be->be_cnt, 1, 0);
@@ -536,8 +627,9 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_LASTCHG, "%lld", (long long)be_lastchg_sec(be, clock_mono_ms()));
 	row_set(r, ST_DOWNTIME, "%lld", (long long)be_downtime_sec(be, clock_mono_ms()));
 	row_u64(r, ST_LBTOT, atomic_load(&be->be_cnt.cum_sess));
-	row_set(r, ST_RATE, "0");
-	row_set(r, ST_RATE_MAX, "0");
+	row_set(r, ST_RATE, "%u", freq_ctr_read(&be->be_cnt.sess_rate, 1000,
+	                                        (uint32_t)clock_mono_ms()));
+	row_set(r, ST_RATE_MAX, "%u", atomic_load(&be->be_cnt.sess_rate_max));
 	row_u64(r, ST_CLI_ABRT, atomic_load(&be->be_cnt.cli_aborts));
 	row_u64(r, ST_SRV_ABRT, atomic_load(&be->be_cnt.srv_aborts));
 	row_set(r, ST_LASTSESS, "-1");
@@ -558,35 +650,103 @@ void stats_row_backend(struct stat_row *r, struct proxy *be)
 	row_set(r, ST_AGG_SERVER_STATUS, "0");
 	row_set(r, ST_AGG_SERVER_CHECK_STATUS, "0");
 	row_set(r, ST_AGG_CHECK_STATUS, "0");
-	row_set(r, ST_UWEIGHT, "%d", act ? wact : wbck);
+	/* the weights set, slowstart aside (weight: those worked with) */
+	row_set(r, ST_UWEIGHT, "%d", act ? uact : ubck);
 	row_comp(r, &be->be_cnt);
 	row_http(r, be, &be->be_cnt, 1);
 	row_mux(r, &be->be_mux);
 }
 
+/* One row in the form asked for. */
+static void stat_emit(struct cli_out *out, struct stat_row *r, int fmt, int *first)
+{
+	if (fmt == STATS_FMT_TEXT)
+		stats_csv_row(out, r);
+	else
+		stats_typed_row(out, r, fmt == STATS_FMT_JSON, *first);
+	*first = 0;
+}
+
+/* show stat [domain proxy] [{<iid>|<proxy>} <type> <sid>] [typed|json] [desc]
+ * [up|no-maint], as HAProxy 2.6 reads it: <type> is a mask (1 frontends, 2
+ * backends, 4 servers, -1 all), <sid> a server id or -1. */
 static int cli_show_stat(char **args, int nargs, struct cli_out *out, int level)
 {
 	struct list *pos, *tmp;
+	int i = 2, fmt = STATS_FMT_TEXT, first = 1, types = -1, sid = -1, iid = -1;
+	int hide_down = 0, hide_maint = 0;
+	const struct proxy *only = NULL;
 
-	stats_csv_header(out);
+	if (i + 1 < nargs && !strcmp(args[i], "domain")) {
+		if (strcmp(args[i + 1], "proxy") != 0) {
+			cli_printf(out, "Unknown domain '%s'. Only 'proxy' is available in this version "
+			           "of sluice.\n", args[i + 1]);
+			return -1;
+		}
+		i += 2;
+	}
+	if (i + 2 < nargs && strcmp(args[i], "typed") && strcmp(args[i], "json") &&
+	    strcmp(args[i], "desc") && strcmp(args[i], "up") && strcmp(args[i], "no-maint")) {
+		char *end;
+		long v = strtol(args[i], &end, 10);
+
+		if (*end || end == args[i]) {
+			only = proxy_find(args[i], PX_CAP_FE | PX_CAP_BE);
+			if (!only) {
+				cli_printf(out, "No such proxy.\n");
+				return -1;
+			}
+		} else {
+			iid = (int)v;
+		}
+		types = atoi(args[i + 1]);
+		sid = atoi(args[i + 2]);
+		i += 3;
+	}
+	for (; i < nargs; i++) {
+		if (!strcmp(args[i], "typed"))
+			fmt = STATS_FMT_TYPED;
+		else if (!strcmp(args[i], "json"))
+			fmt = STATS_FMT_JSON;
+		else if (!strcmp(args[i], "up"))
+			hide_down = 1;
+		else if (!strcmp(args[i], "no-maint"))
+			hide_maint = 1;
+	}
+	if (fmt == STATS_FMT_TEXT)
+		stats_csv_header(out);
+	else if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "[");
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
-
 		struct stat_row r = { 0 };
 
-		if (px->cap & PX_CAP_FE) {
+		if ((only && px != only) || (iid >= 0 && iid != -1 && px->uuid != iid))
+			continue;
+		if ((px->cap & PX_CAP_FE) && (types & 1)) {
 			stats_row_frontend(&r, px);
-			stats_csv_row(out, &r);
+			stat_emit(out, &r, fmt, &first);
 		}
-		if (px->cap & PX_CAP_BE) {
-			for (int i = 0; i < px->nsrv; i++) {
-				stats_row_server(&r, px, px->srv[i], level);
-				stats_csv_row(out, &r);
-			}
+		if (!(px->cap & PX_CAP_BE))
+			continue;
+		for (int k = 0; (types & 4) && k < px->nsrv; k++) {
+			struct server *s = px->srv[k];
+
+			if (sid != -1 && s->puid != sid)
+				continue;
+			if ((hide_down && srv_is_stopped(s)) ||
+			    (hide_maint && atomic_load(&s->admin) == SRV_ADMIN_MAINT))
+				continue;
+			stats_row_server(&r, px, s, level);
+			stat_emit(out, &r, fmt, &first);
+		}
+		if (types & 2) {
 			stats_row_backend(&r, px);
-			stats_csv_row(out, &r);
+			stat_emit(out, &r, fmt, &first);
 		}
 	}
+	if (fmt == STATS_FMT_JSON)
+		cli_printf(out, "]\n");
 	return 0;
 }
 
@@ -600,24 +760,33 @@ static void servers_state_line(struct cli_out *out, struct proxy *px, struct ser
 {
 	int admin = atomic_load(&s->admin);
 	struct check_state st;
-	char host[64], caddr[64] = "-";
+	char host[64], caddr[64] = "-", aaddr[64] = "-";
+	int astate = 0;
 
 	srv_check_snapshot(s, &st);
-	if (admin == SRV_ADMIN_MAINT && s->check)
+	if (admin == SRV_ADMIN_MAINT && (s->check || s->track || s->dynamic))
 		st.h.health = 0;
 	if (s->chk.has_addr)
 		addr_host_str(&s->chk.addr, caddr, sizeof(caddr));
+	if (s->agent && s->chk.agent_has_addr)
+		addr_host_str(&s->chk.agent_addr, aaddr, sizeof(aaddr));
+	/* the agent's state bits: HAProxy's CHK_ST_AGENT | CONFIGURED,
+	 * ENABLED unless disabled, INPROGRESS */
+	if (s->agent)
+		astate = 0x12 | (atomic_load(&s->agent_disabled) ? 0 : 0x04) |
+		         (check_agent_in_progress(s) ? 0x01 : 0);
 	/* the agent port follows `port` in HAProxy */
-	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d 0 0 0 - %d - 0 %d %s %s %d\n",
+	cli_printf(out, "%d %s %d %s %s %d %d %d %d %lld %d %d %d %d %d 0 0 - %d - %d %d %s %s %d\n",
 	           px->uuid, px->name, s->puid, s->name,
 	           addr_host_str(&s->addr.ss, host, sizeof(host)),
 	           srv_is_stopped(s) ? 0 : atomic_load(&s->op_state) == SRV_OP_NOLB ? 3 : 2,
-	           admin == SRV_ADMIN_MAINT ? 1 : admin == SRV_ADMIN_DRAIN ? 8 : 0,
+	           srv_admin_bits(s),
 	           atomic_load(&s->uweight), s->iweight,
 	           (long long)srv_lastchg_sec(s, clock_mono_ms()), st.status,
 	           check_in_progress(s) ? CHK_RES_UNKNOWN : chk_status_result(st.status),
-	           st.h.health, check_state_bits(s), addr_port(&s->addr.ss), s->chk.port, caddr,
-	           caddr, s->chk.port);
+	           st.h.health, check_state_bits(s), astate, addr_port(&s->addr.ss),
+	           s->ssl && s->ssl->enabled, s->chk.port, caddr, s->agent ? aaddr : caddr,
+	           s->agent ? s->chk.agent_port : s->chk.port);
 }
 
 static int cli_show_servers_state(char **args, int nargs, struct cli_out *out, int level)
@@ -874,6 +1043,10 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 	if (strcmp(args[3], "weight") == 0)
 		return stats_set_weight(s, val, out);
 	if (strcmp(args[3], "health") == 0) {
+		if (s->track) {
+			cli_printf(out, "cannot change health on a tracking server.\n");
+			return -1;
+		}
 		static const char *const ops[] = { [SRV_OP_UP] = "up", [SRV_OP_DOWN] = "down",
 		                                   [SRV_OP_NOLB] = "stopping" };
 
@@ -886,10 +1059,16 @@ static int cli_set_server(char **args, int nargs, struct cli_out *out, int level
 		return -1;
 	}
 	if (strcmp(args[3], "agent") == 0) {
-		/* sluice has no agent checks: HAProxy's answer for a server
-		 * without one */
-		cli_printf(out, "agent checks are not enabled on this server.\n");
-		return -1;
+		if (!s->agent) {
+			cli_printf(out, "agent checks are not enabled on this server.\n");
+			return -1;
+		}
+		if (strcmp(val, "up") && strcmp(val, "down")) {
+			cli_printf(out, "'set server <srv> agent' expects 'up' or 'down'.\n");
+			return -1;
+		}
+		srv_set_agent_health(s, val[0] == 'u');
+		return 0;
 	}
 	cli_printf(out, "'set server <srv>' only supports 'state' and 'weight' in this "
 	           "version of sluice.\n");

@@ -24,6 +24,7 @@
 
 struct page_opts {
 	int csv, hide_down, hide_maint, norefresh;
+	int fmt;                       /* STATS_FMT_*: ";typed", ";json" */
 	char st[8];
 	char scope[32];                /* "" for none */
 };
@@ -39,6 +40,10 @@ static void parse_opts(const char *p, size_t len, struct page_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->csv = has_opt(p, len, ";csv");
+	o->fmt = has_opt(p, len, ";json") ? STATS_FMT_JSON : has_opt(p, len, ";typed") ?
+	         STATS_FMT_TYPED : STATS_FMT_TEXT;
+	if (o->fmt != STATS_FMT_TEXT)
+		o->csv = 1;
 	o->hide_down = has_opt(p, len, ";up");
 	o->hide_maint = has_opt(p, len, ";no-maint");
 	o->norefresh = has_opt(p, len, ";norefresh");
@@ -96,10 +101,26 @@ static int server_hidden(const struct stat_row *r, const struct page_opts *o)
 
 /* ---- CSV ---- */
 
+/* One row: CSV, or typed or JSON (";typed", ";json"). */
+static void put_row_fmt(struct cli_out *o, struct stat_row *r, const struct page_opts *po,
+                        int *first)
+{
+	if (po->fmt == STATS_FMT_TEXT)
+		stats_csv_row(o, r);
+	else
+		stats_typed_row(o, r, po->fmt == STATS_FMT_JSON, *first);
+	*first = 0;
+}
+
 static void put_csv(struct cli_out *o, const struct proxy *owner, const struct page_opts *po,
                     int level)
 {
-	stats_csv_header(o);
+	int first = 1;
+
+	if (po->fmt == STATS_FMT_TEXT)
+		stats_csv_header(o);
+	else if (po->fmt == STATS_FMT_JSON)
+		cli_printf(o, "[");
 	for (struct list *p = proxies.next; p != &proxies; p = p->next) {
 		struct proxy *px = list_elem(p, struct proxy, list);
 		struct stat_row r = { 0 };
@@ -108,7 +129,7 @@ static void put_csv(struct cli_out *o, const struct proxy *owner, const struct p
 			continue;
 		if (px->cap & PX_CAP_FE) {
 			stats_row_frontend(&r, px);
-			stats_csv_row(o, &r);
+			put_row_fmt(o, &r, po, &first);
 		}
 		if (!(px->cap & PX_CAP_BE))
 			continue;
@@ -117,7 +138,7 @@ static void put_csv(struct cli_out *o, const struct proxy *owner, const struct p
 			if (server_hidden(&r, po))
 				stats_row_free(&r);
 			else
-				stats_csv_row(o, &r);
+				put_row_fmt(o, &r, po, &first);
 		}
 		stats_row_backend(&r, px);
 		if (po->hide_down && r.f[ST_STATUS]) {
@@ -131,8 +152,10 @@ static void put_csv(struct cli_out *o, const struct proxy *owner, const struct p
 				r.f[ST_STATUS] = st;
 			}
 		}
-		stats_csv_row(o, &r);
+		put_row_fmt(o, &r, po, &first);
 	}
+	if (po->fmt == STATS_FMT_JSON)
+		cli_printf(o, "]\n");
 }
 
 /* ---- HTML ---- */
@@ -384,7 +407,17 @@ static void put_proxy(struct cli_out *o, struct proxy *px, const struct proxy *o
 		           "<select name=action><option value=''></option>"
 		           "<option value=ready>Set state to READY</option>"
 		           "<option value=drain>Set state to DRAIN</option>"
-		           "<option value=maint>Set state to MAINT</option></select>"
+		           "<option value=maint>Set state to MAINT</option>"
+		           "<option value=dhlth>Health: disable checks</option>"
+		           "<option value=ehlth>Health: enable checks</option>"
+		           "<option value=hrunn>Health: force UP</option>"
+		           "<option value=hnolb>Health: force NOLB</option>"
+		           "<option value=hdown>Health: force DOWN</option>"
+		           "<option value=dagent>Agent: disable checks</option>"
+		           "<option value=eagent>Agent: enable checks</option>"
+		           "<option value=arunn>Agent: force UP</option>"
+		           "<option value=adown>Agent: force DOWN</option>"
+		           "<option value=shutdown>Kill Sessions</option></select>"
 		           "<input type=hidden name=b value='#%d'> <input type=submit value=Apply>"
 		           "</form>\n", px->uuid);
 }
@@ -418,7 +451,8 @@ int stats_page_render(const struct proxy *px, const char *opts, size_t olen, int
 	char self[1024];
 
 	parse_opts(opts, olen, &po);
-	*csv = po.csv;
+	/* 1 CSV or typed (text/plain), 2 JSON */
+	*csv = po.fmt == STATS_FMT_JSON ? 2 : po.csv;
 	if (po.csv)
 		put_csv(&o, px, &po, CLI_LEVEL_USER);
 	else {

@@ -31,6 +31,7 @@
 #include <sluice/http/txn.h>
 #include <sluice/http/userlist.h>
 #include <sluice/mgmt/stats_page.h>
+#include <sluice/proxy/check.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_state.h>
@@ -501,25 +502,67 @@ static void *post_backend(void *ctx, const char *v)
 	return proxy_find(v, PX_CAP_BE);
 }
 
+const char *const stats_act_names[STATS_ACT_COUNT] = {
+	"ready", "drain", "maint", "dhlth", "ehlth", "hrunn", "hnolb", "hdown", "dagent",
+	"eagent", "arunn", "adown", "shutdown",
+};
+
+/* What the page asks of one server, counted as HAProxy counts it: 1
+ * altered, 0 not found, -1 left out (enabling or disabling the checks or
+ * the agent, or forcing the agent, of a server that has none); forcing the
+ * health counts every server and changes those with checks. */
 static int post_apply(void *ctx, void *be, int action, const char *name)
 {
 	struct server *srv = server_find(be, name);
 
 	if (!srv)
 		return 0;
-	srv_set_admin(srv, action == STATS_ACT_READY ? SRV_ADMIN_READY :
-	              action == STATS_ACT_DRAIN ? SRV_ADMIN_DRAIN : SRV_ADMIN_MAINT);
-	return 1;
+	switch (action) {
+	case STATS_ACT_READY:
+	case STATS_ACT_DRAIN:
+	case STATS_ACT_MAINT:
+		srv_set_admin(srv, action == STATS_ACT_READY ? SRV_ADMIN_READY :
+		              action == STATS_ACT_DRAIN ? SRV_ADMIN_DRAIN : SRV_ADMIN_MAINT);
+		return 1;
+	case STATS_ACT_DHLTH:
+	case STATS_ACT_EHLTH:
+		if (!srv->check)
+			return -1;
+		atomic_store(&srv->chk_disabled, action == STATS_ACT_DHLTH);
+		return 1;
+	case STATS_ACT_HRUNN:
+	case STATS_ACT_HNOLB:
+	case STATS_ACT_HDOWN:
+		if (srv->check && !srv->track)
+			srv_set_health(srv, action == STATS_ACT_HRUNN ? SRV_OP_UP :
+			               action == STATS_ACT_HNOLB ? SRV_OP_NOLB : SRV_OP_DOWN);
+		return 1;
+	case STATS_ACT_DAGENT:
+	case STATS_ACT_EAGENT:
+		if (!srv->agent)
+			return -1;
+		atomic_store(&srv->agent_disabled, action == STATS_ACT_DAGENT);
+		if (action == STATS_ACT_EAGENT)
+			check_agent_wake_now(srv);
+		return 1;
+	case STATS_ACT_ARUNN:
+	case STATS_ACT_ADOWN:
+		if (!srv->agent)
+			return -1;
+		srv_set_agent_health(srv, action == STATS_ACT_ARUNN);
+		return 1;
+	case STATS_ACT_SHUTDOWN:
+		stream_shutdown_server(srv, 'K');
+		return 1;
+	}
+	return 0;
 }
 
 static int post_action(const char *v)
 {
-	if (!strcmp(v, "ready"))
-		return STATS_ACT_READY;
-	if (!strcmp(v, "drain"))
-		return STATS_ACT_DRAIN;
-	if (!strcmp(v, "maint"))
-		return STATS_ACT_MAINT;
+	for (int i = 0; i < STATS_ACT_COUNT; i++)
+		if (!strcmp(v, stats_act_names[i]))
+			return i;
 	return -1;
 }
 
@@ -550,10 +593,13 @@ const char *stats_form_walk(const char *body, size_t len, const struct stats_for
 				if (action < 0)
 					return "ERRP";
 			} else if (!strcmp(key, "s")) {
+				int r;
+
 				if (!be || action < 0)
 					return "ERRP";
-				total++;
-				altered += ops->apply(ctx, be, action, val) ? 1 : 0;
+				r = ops->apply(ctx, be, action, val);
+				total += r >= 0;
+				altered += r > 0;
 			}
 		}
 		end = start > body ? start - 1 : body;
@@ -599,7 +645,7 @@ int stats_page_produce(struct stream *s, struct svc_reply *out)
 	                      &out->len, &csv) < 0)
 		return -1;
 	out->status = 200;
-	out->content_type = csv ? "text/plain" : "text/html";
+	out->content_type = csv == 2 ? "application/json" : csv ? "text/plain" : "text/html";
 	if (sp->refresh_s && !memmem(target.ptr + plen, target.len - plen, ";norefresh", 10))
 		snprintf(out->extra_hdrs, sizeof(out->extra_hdrs), "refresh: %d\r\n", sp->refresh_s);
 	return 0;

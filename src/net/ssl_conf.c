@@ -352,7 +352,7 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		"no-tlsv10", "no-tlsv11", "no-tlsv12", "no-tlsv13", "force-sslv3",
 		"force-tlsv10", "force-tlsv11", "force-tlsv12", "force-tlsv13",
 		"allow-0rtt", "send-proxy-v2-ssl", "send-proxy-v2-ssl-cn", "curves", "sigalgs",
-		"client-sigalgs", NULL
+		"client-sigalgs", "check-ssl", "no-check-ssl", "check-sni", "check-alpn", NULL
 	};
 	const char *o = args[*i];
 	struct ssl_srv_conf *c;
@@ -367,6 +367,27 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 	if (!strcmp(o, "ssl") || !strcmp(o, "no-ssl")) {
 		c->enabled = o[0] == 's';
 		return 1;
+	}
+	if (!strcmp(o, "check-ssl") || !strcmp(o, "no-check-ssl")) {
+		c->check_ssl = o[0] == 'c' ? 1 : -1;
+		return 1;
+	}
+	if (!strcmp(o, "check-sni")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'check-sni' : missing SNI.");
+			return -1;
+		}
+		return take_arg(args, nargs, i, &c->check_sni, NULL, err, errlen);
+	}
+	if (!strcmp(o, "check-alpn")) {
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'check-alpn' : missing the comma-delimited ALPN protocol "
+			         "suite.");
+			return -1;
+		}
+		++*i;
+		return parse_alpn(args[*i], &c->check_alpn, &c->check_alpn_len, err,
+		                  errlen) < 0 ? -1 : 1;
 	}
 	if (!strcmp(o, "verify")) {
 		if (*i + 1 >= nargs) {
@@ -459,6 +480,12 @@ void ssl_srv_conf_copy(struct server *dst, const struct server *src)
 		memcpy(d->alpn, s->alpn, s->alpn_len);
 		d->alpn_len = s->alpn_len;
 	}
+	if (s->check_alpn && (d->check_alpn = malloc(s->check_alpn_len))) {
+		memcpy(d->check_alpn, s->check_alpn, s->check_alpn_len);
+		d->check_alpn_len = s->check_alpn_len;
+	}
+	d->check_ssl = s->check_ssl;
+	d->check_sni = dup_or_null(s->check_sni);
 	d->no_reuse = s->no_reuse;
 	d->m = s->m;
 }
@@ -479,6 +506,8 @@ void ssl_srv_conf_free(struct ssl_srv_conf *c)
 	free(c->ciphers);
 	free(c->ciphersuites);
 	free(c->alpn);
+	free(c->check_sni);
+	free(c->check_alpn);
 	free(c);
 }
 
@@ -1032,7 +1061,8 @@ static int srv_ssl_build(struct server *srv)
 	enum ssl_verify v = c->verify != SSL_VFY_UNSET ? c->verify :
 	                    sslg.srv_verify_none ? SSL_VFY_NONE : SSL_VFY_REQUIRED;
 
-	if (!c->enabled)
+	/* a context for the traffic, or for health checks alone */
+	if (!c->enabled && c->check_ssl != 1)
 		return 0;
 	if (v == SSL_VFY_REQUIRED && !c->ca_file) {
 		/* HAProxy 2.6 refuses it too */

@@ -35,6 +35,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sluice/cfg/cfg.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/global.h>
@@ -44,12 +45,16 @@
 #include <sluice/net/conn.h>
 #include <sluice/net/proxy_proto.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/tls.h>
 #include <sluice/proxy/check.h>
+#include <sluice/proxy/check_agent.h>
 #include <sluice/proxy/check_h2.h>
 #include <sluice/proxy/check_http.h>
 #include <sluice/proxy/check_tcp.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/queue.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_dyn.h>
 #include <sluice/proxy/srv_state.h>
 
 #define CHK_READS_PER_RUN  4
@@ -74,6 +79,7 @@ struct srv_check {
 	_Atomic(struct task *) task;   /* set by its thread's init hook */
 	_Atomic int running;           /* a check is in progress (display) */
 	_Atomic int wake_now;          /* run at once (another thread asks) */
+	_Atomic uint64_t wake_at;      /* run by then (another thread asks), 0: no */
 	/* owner thread only */
 	enum chk_phase phase;
 	uint64_t next_ms;              /* date of the next check */
@@ -84,9 +90,13 @@ struct srv_check {
 	struct buffer tx, rx;
 	struct hchk_reply reply;
 	int use_h2;                    /* an HTTP check of a `proto h2` server */
+	int use_ssl;                   /* over TLS (check-ssl, or the server's ssl) */
+	int h2_now;                    /* this run speaks HTTP/2 (use_h2, or ALPN) */
 	struct chk_h2 *h2;             /* its HTTP/2 session during a check */
 	struct buffer raw;             /* HTTP/2: the server's bytes, before the
 	                                * session turns the reply into rx */
+	int is_agent;                  /* an agent check (agent-check) */
+	int tid;                       /* the thread that runs it */
 	int step;                      /* tcp-check: the step running */
 	int step_sent;                 /* its send step's bytes are in tx */
 };
@@ -216,6 +226,79 @@ static int parse_time_opt(const char *o, const char *v, int *out, char *err, siz
 	return 0;
 }
 
+/* agent-port, agent-inter, agent-addr, agent-send (HAProxy's messages). */
+static int agent_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
+                           char *err, size_t errlen)
+{
+	const char *o = args[*i], *v;
+	static const char *const what[] = { "a port number", "a delay", "an address", "a string" };
+	static const char *const names[] = { "agent-port", "agent-inter", "agent-addr",
+	                                     "agent-send" };
+	int k;
+	long n;
+
+	for (k = 0; k < 4 && strcmp(o, names[k]); k++)
+		;
+	if (k == 4)
+		return 0;
+	if (*i + 1 >= nargs) {
+		snprintf(err, errlen, "'%s' expects %s as argument..", o, what[k]);
+		return -1;
+	}
+	v = args[++*i];
+	switch (k) {
+	case 0:
+		if (cfg_parse_uint(v, 65535, &n, err, errlen) < 0)
+			return -1;
+		c->agent_port = (int)n;
+		return 1;
+	case 1: {
+		int ms;
+
+		if (cfg_parse_time_ms(v, &ms, err, errlen) < 0)
+			return -1;
+		if (ms <= 0) {
+			snprintf(err, errlen, "invalid value %s for argument '%s'.", v, o);
+			return -1;
+		}
+		c->agent_inter = ms;
+		return 1;
+	}
+	case 2: {
+		struct sl_addr a;
+		char sub[128];
+
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a.ss;
+
+		/* no port here: a bare IPv6 address is one, colons and all */
+		memset(&a, 0, sizeof(a));
+		if (inet_pton(AF_INET6, v, &s6->sin6_addr) == 1) {
+			s6->sin6_family = AF_INET6;
+			a.len = sizeof(*s6);
+		} else if (addr_parse(v, &a, ADDR_O_PORT_OPTIONAL | ADDR_O_NO_FD | ADDR_O_NO_UNIX,
+		                      sub, sizeof(sub)) < 0 || addr_port(&a.ss)) {
+			snprintf(err, errlen, "parsing agent-addr failed. Check if '%s' is correct "
+			         "address..", v);
+			return -1;
+		}
+		c->agent_has_addr = 1;
+		c->agent_addr = a.ss;
+		c->agent_addrlen = a.len;
+		return 1;
+	}
+	default:
+		n = (long)strlen(v);
+		if (n >= CHK_AGENT_SEND_MAX) {
+			snprintf(err, errlen, "'agent-send' : the string is longer than %d bytes.",
+			         CHK_AGENT_SEND_MAX - 1);
+			return -1;
+		}
+		memcpy(c->agent_send, v, (size_t)n);
+		c->agent_send_len = (size_t)n;
+		return 1;
+	}
+}
+
 int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
                         char *err, size_t errlen)
 {
@@ -230,6 +313,34 @@ int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
 		c->send_proxy = 1;
 		return 1;
 	}
+	if (!strcmp(o, "check-proto")) {
+		static const char *const names[] = { "h1", "h2", "none", "fcgi" };
+
+		if (*i + 1 >= nargs) {
+			snprintf(err, errlen, "'check-proto' : missing value.");
+			return -1;
+		}
+		v = args[++*i];
+		for (n = 0; n < 4 && strcmp(v, names[n]); n++)
+			;
+		if (n == 4) {
+			snprintf(err, errlen, "'check-proto' :  unknown MUX protocol '%s'.", v);
+			return -1;
+		}
+		if (n == 3) {
+			snprintf(err, errlen, "'check-proto fcgi' : FastCGI is not supported by "
+			         "this version of sluice.");
+			return -1;
+		}
+		c->proto = CHK_PROTO_H1 + (int)n;
+		return 1;
+	}
+	if (!strcmp(o, "agent-check") || !strcmp(o, "no-agent-check")) {
+		c->agent = o[0] == 'a';
+		return 1;
+	}
+	if (!strncmp(o, "agent-", 6))
+		return agent_parse_opt(c, args, nargs, i, err, errlen);
 	if (strcmp(o, "inter") && strcmp(o, "fastinter") && strcmp(o, "downinter") &&
 	    strcmp(o, "rise") && strcmp(o, "fall") && strcmp(o, "port") && strcmp(o, "addr"))
 		return 0;
@@ -313,6 +424,17 @@ int check_next_interval(const struct server *s, const struct check_state *st)
 	return c->fastinter ? c->fastinter : c->inter;
 }
 
+int check_agent_interval(const struct server *s)
+{
+	return s->chk.agent_inter ? s->chk.agent_inter : CHK_DEF_INTER;
+}
+
+/* The interval of the check or agent <c>. */
+static int check_inter(const struct srv_check *c)
+{
+	return c->is_agent ? check_agent_interval(c->srv) : c->srv->chk.inter;
+}
+
 /* ---- display helpers ---- */
 
 int check_in_progress(const struct server *s)
@@ -330,6 +452,36 @@ int check_state_bits(const struct server *s)
 		return 0x02 | (atomic_load(&s->check->running) ? 0x01 : 0);
 	return 0x06 | (atomic_load(&((struct server *)s)->admin) == SRV_ADMIN_MAINT ? 0x08 : 0) |
 	       (atomic_load(&s->check->running) ? 0x01 : 0);
+}
+
+int check_agent_in_progress(const struct server *s)
+{
+	return s->agent && atomic_load(&s->agent->running);
+}
+
+void check_agent_wake_now(struct server *s)
+{
+	struct task *t;
+
+	if (!s->agent)
+		return;
+	atomic_store(&s->agent->wake_now, 1);
+	t = atomic_load(&s->agent->task);
+	if (t)
+		task_wakeup(t, TASK_WOKEN_MSG);
+}
+
+void check_fastinter_now(struct server *s)
+{
+	struct task *t;
+	int fi = s->chk.fastinter ? s->chk.fastinter : s->chk.inter;
+
+	if (!s->check)
+		return;
+	atomic_store(&s->check->wake_at, clock_mono_ms() + (uint64_t)fi);
+	t = atomic_load(&s->check->task);
+	if (t)
+		task_wakeup(t, TASK_WOKEN_MSG);
 }
 
 void check_wake_now(struct server *s)
@@ -367,8 +519,12 @@ static uint64_t next_date(struct srv_check *c, uint64_t start, uint64_t now)
 	int inter;
 	uint64_t next;
 
-	srv_check_snapshot(c->srv, &st);
-	inter = check_next_interval(c->srv, &st);
+	if (c->is_agent) {
+		inter = check_agent_interval(c->srv);
+	} else {
+		srv_check_snapshot(c->srv, &st);
+		inter = check_next_interval(c->srv, &st);
+	}
 	next = start + (uint64_t)inter;
 	while (next <= now)
 		next += (uint64_t)inter;
@@ -398,7 +554,9 @@ static void check_release(struct srv_check *c)
 	c->h2 = NULL;
 }
 
-static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
+/* The end of a check or agent check; <r>, an agent's reply, or NULL. */
+static void check_conclude_reply(struct srv_check *c, int status, int code, const char *desc,
+                                 const struct agent_reply *r)
 {
 	uint64_t now = th_ctx->now_ms;
 	struct task *t = atomic_load(&c->task);
@@ -406,14 +564,88 @@ static void check_conclude(struct srv_check *c, int status, int code, const char
 	check_release(c);
 	c->phase = CHK_IDLE;
 	atomic_store(&c->running, 0);
-	srv_check_done(c->srv, status, code, desc, (int)(now - c->start_ms));
+	if (c->is_agent)
+		srv_agent_done(c->srv, status, code, desc, (int)(now - c->start_ms), r);
+	else
+		srv_check_done(c->srv, status, code, desc, (int)(now - c->start_ms));
 	c->next_ms = next_date(c, c->start_ms, now);
 	task_set_expire(t, c->next_ms);
+}
+
+static void check_conclude(struct srv_check *c, int status, int code, const char *desc)
+{
+	check_conclude_reply(c, status, code, desc, NULL);
 }
 
 static void check_conclude_errno(struct srv_check *c, int status, int err)
 {
 	check_conclude(c, status, 0, err ? strerror(err) : NULL);
+}
+
+/* http-check send-state: the request with HAProxy's X-Haproxy-Server-State
+ * header at the end of its head ("UP 2/3; address=...; port=...;
+ * name=be/srv; node=...; weight=3/8; scur=0/4; qcur=0"), in a new heap
+ * block (*len its length), or NULL. */
+static char *check_with_state(struct srv_check *c, size_t *len)
+{
+	const struct hchk_rules *r = c->http;
+	struct server *s = c->srv;
+	struct proxy *be = s->be;
+	const char *end = strstr(r->req, "\r\n\r\n"), *node = global.node;
+	struct check_state st;
+	char hdr[512], host[64], word[32], hn[128] = "";
+	int op = atomic_load(&s->op_state), tw = 0, tcur = 0, n;
+	size_t at;
+	char *out;
+
+	if (!end)
+		return NULL;
+	at = (size_t)(end - r->req) + 2;
+	srv_check_snapshot(s, &st);
+	if (op == SRV_OP_DOWN)
+		snprintf(word, sizeof(word), st.h.health > 0 ? "DOWN %d/%d" : "DOWN", st.h.health,
+		         st.h.rise);
+	else if (chk_health_full(&st.h))
+		snprintf(word, sizeof(word), "%s", op == SRV_OP_NOLB ? "NOLB" : "UP");
+	else
+		snprintf(word, sizeof(word), "%s %d/%d", op == SRV_OP_NOLB ? "NOLB" : "UP",
+		         st.h.health - st.h.rise + 1, st.h.fall);
+	for (int i = 0; i < be->nsrv; i++) {
+		tw += srv_lb_weight(be->srv[i]);
+		tcur += atomic_load(&be->srv[i]->served);
+	}
+	if (!node || !*node) {
+		gethostname(hn, sizeof(hn) - 1);
+		node = hn;
+	}
+	n = snprintf(hdr, sizeof(hdr), "x-haproxy-server-state: %s; address=%s; port=%d; "
+	             "name=%s/%s; node=%s; weight=%d/%d; scur=%d/%d; qcur=%d", word,
+	             addr_host_str(&s->addr.ss, host, sizeof(host)), addr_port(&s->addr.ss),
+	             be->name, s->name, node, srv_lb_weight(s), tw, atomic_load(&s->served), tcur,
+	             atomic_load(&s->queue.len));
+	if (n > 0 && (size_t)n < sizeof(hdr) - 32 && srv_throttle(s) < 100)
+		n += snprintf(hdr + n, sizeof(hdr) - (size_t)n, "; throttle=%d%%", srv_throttle(s));
+	if (n < 0 || (size_t)n >= sizeof(hdr) - 2)
+		return NULL;
+	memcpy(hdr + n, "\r\n", 2);
+	n += 2;
+	out = malloc(r->req_len + (size_t)n);
+	if (!out)
+		return NULL;
+	memcpy(out, r->req, at);
+	memcpy(out + at, hdr, (size_t)n);
+	memcpy(out + at + n, r->req + at, r->req_len - at);
+	*len = r->req_len + (size_t)n;
+	return out;
+}
+
+/* The PROXY header of a check in <out>: its own addresses in v1, LOCAL
+ * in v2, as HAProxy sends them. Returns its length. */
+static size_t check_pp_header(struct srv_check *c, char *out, size_t room)
+{
+	if (c->send_proxy == 1)
+		return pp_build_v1(out, room, conn_src(&c->c), &c->dst);
+	return pp_build_v2((uint8_t *)out, room, NULL, NULL);
 }
 
 /* The bytes a check sends once connected: the PROXY header (its own
@@ -424,25 +656,51 @@ static int check_prepare_tx(struct srv_check *c)
 	const struct hchk_rules *r = c->http;
 	size_t len = 0;
 
+	if (c->is_agent) {
+		const struct check_conf *cc = &c->srv->chk;
+
+		if (!cc->agent_send_len)
+			return 0;
+		if (!c->tx.area && buf_alloc(&c->tx) < 0)
+			return -1;
+		len = cc->agent_send_len < c->tx.size ? cc->agent_send_len : c->tx.size;
+		memcpy(c->tx.area, cc->agent_send, len);
+		c->tx.data = len;
+		return 0;
+	}
 	if (!c->send_proxy && !(r && r->req))
 		return 0;
-	if (buf_alloc(&c->tx) < 0)
+	if (!c->tx.area && buf_alloc(&c->tx) < 0)
 		return -1;
-	if (c->send_proxy == 1)
-		len = pp_build_v1(c->tx.area, c->tx.size, conn_src(&c->c), &c->dst);
-	else if (c->send_proxy == 2)
-		len = pp_build_v2((uint8_t *)c->tx.area, c->tx.size, NULL, NULL);
+	/* over TLS, the PROXY header went in clear before the handshake */
+	if (c->send_proxy && !c->use_ssl)
+		len = check_pp_header(c, c->tx.area, c->tx.size);
 	c->tx.data = len;
-	if (r && r->req && c->use_h2) {
+	if (r && r->req && c->h2_now) {
 		/* the preface, our SETTINGS and the request as one stream */
-		c->h2 = chk_h2_new(r->req, r->req_len, &c->tx);
+		size_t req_len = r->req_len;
+		char *with = c->srv->be->chk_send_state ? check_with_state(c, &req_len) : NULL;
+
+		if (c->srv->be->chk_send_state && !with)
+			return -1;
+		c->h2 = chk_h2_new(with ? with : r->req, req_len, &c->tx);
+		free(with);
 		return c->h2 ? 0 : -1;
 	}
 	if (r && r->req) {
-		if (r->req_len > buf_room(&c->tx))
+		const char *req = r->req;
+		size_t req_len = r->req_len;
+		char *with = NULL;
+
+		if (c->srv->be->chk_send_state && !(req = with = check_with_state(c, &req_len)))
 			return -1;
-		memcpy(buf_tail(&c->tx), r->req, r->req_len);
-		c->tx.data += r->req_len;
+		if (req_len > buf_room(&c->tx)) {
+			free(with);
+			return -1;
+		}
+		memcpy(buf_tail(&c->tx), req, req_len);
+		c->tx.data += req_len;
+		free(with);
 	}
 	return 0;
 }
@@ -473,14 +731,50 @@ static ssize_t check_recv_h2(struct srv_check *c)
 	return done ? 0 : n;
 }
 
+/* Puts the check's connection under TLS with the server's context: the
+ * PROXY header first in clear, `check-sni` (no SNI without it: the
+ * server's `sni` is an expression over a request), `check-alpn` or the
+ * server's `alpn`. The request is prepared once the handshake tells
+ * which protocol was chosen (check_connected()). Returns 0 or -1. */
+static int check_tls_start(struct srv_check *c)
+{
+	struct ssl_srv_conf *sc = c->srv->ssl;
+	SSL_CTX *ctx = atomic_load(&sc->ctx);   /* a commit may replace it */
+	char pp[PP_V1_MAX + 16];   /* v1, or a v2 LOCAL header */
+	size_t pplen = c->send_proxy ? check_pp_header(c, pp, sizeof(pp)) : 0;
+	const char *sni = sc->check_sni;
+
+	if (!ctx || tls_conn_connect(&c->c, ctx, sni, NULL, pp, pplen) < 0)
+		return -1;
+	if (sc->check_alpn &&
+	    SSL_set_alpn_protos(c->c.ssl, sc->check_alpn, (unsigned int)sc->check_alpn_len))
+		return -1;
+	return ssl_srv_prepare(c->srv, c->c.ssl, sni);
+}
+
+/* HAProxy's words for a failed handshake of a check: a certificate for
+ * another name than the SNI sent or than verifyhost, or any other
+ * failure. */
+static const char *check_tls_failure(const struct srv_check *c)
+{
+	if (SSL_get_verify_result(c->c.ssl) != X509_V_ERR_HOSTNAME_MISMATCH)
+		return "SSL handshake failure";
+	return c->srv->ssl->check_sni ?
+	       "Server presented an SSL certificate different from the expected one" :
+	       "Server presented an SSL certificate different from the configured one";
+}
+
 static void check_start(struct srv_check *c, uint64_t now)
 {
 	struct proxy *be = c->srv->be;
-	int inter = c->srv->chk.inter, tc = be->timeout_connect;
+	int inter = check_inter(c), tc = be->timeout_connect;
 
 	c->start_ms = now;
 	atomic_store(&c->running, 1);
-	srv_check_started(c->srv);
+	if (c->is_agent)
+		srv_agent_started(c->srv);
+	else
+		srv_check_started(c->srv);
 	conn_init(&c->c, atomic_load(&c->task));
 	if (conn_connect_opts(&c->c, &c->dst, c->dstlen, &c->srv->so) < 0) {
 		int e = errno;
@@ -489,7 +783,8 @@ static void check_start(struct srv_check *c, uint64_t now)
 		                     CHK_ST_SOCKERR : CHK_ST_L4CON, e);
 		return;
 	}
-	if (check_prepare_tx(c) < 0) {
+	c->h2_now = c->use_h2;
+	if (c->use_ssl ? check_tls_start(c) < 0 : check_prepare_tx(c) < 0) {
 		check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
 		return;
 	}
@@ -509,7 +804,25 @@ static int check_connected(struct srv_check *c, uint64_t now)
 {
 	if (!c->deadline)
 		c->deadline = now + (uint64_t)c->srv->be->timeout_check;
-	if (!c->tx.data && !c->http && !c->tcp) {
+	if (c->use_ssl) {
+		const unsigned char *proto;
+		unsigned int len;
+
+		/* HTTP/2 if the server chose it by ALPN (HAProxy 2.6 would
+		 * still speak HTTP/1 there: see doc/architecture.md) */
+		SSL_get0_alpn_selected(c->c.ssl, &proto, &len);
+		if (c->http && c->srv->chk.proto != CHK_PROTO_H1 && len == 2 && !memcmp(proto, "h2", 2))
+			c->h2_now = 1;
+		if (check_prepare_tx(c) < 0) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+			return 1;
+		}
+		if (!c->tx.data && !c->http && !c->tcp) {
+			check_conclude(c, CHK_ST_L6OK, 0, NULL);
+			return 1;
+		}
+	}
+	if (!c->tx.data && !c->http && !c->tcp && !c->is_agent) {
 		check_conclude(c, CHK_ST_L4OK, 0, NULL);
 		return 1;
 	}
@@ -542,9 +855,17 @@ static int check_send(struct srv_check *c, uint64_t now)
 		c->step_sent = 0;
 		return 0;
 	}
+	if (c->is_agent) {
+		if (buf_alloc(&c->rx) < 0) {
+			check_conclude_errno(c, CHK_ST_SOCKERR, ENOMEM);
+			return 1;
+		}
+		c->phase = CHK_READING;
+		return 0;
+	}
 	if (!c->http) {
 		/* a PROXY header alone: the connection was the check */
-		check_conclude(c, CHK_ST_L4OK, 0, NULL);
+		check_conclude(c, c->use_ssl ? CHK_ST_L6OK : CHK_ST_L4OK, 0, NULL);
 		return 1;
 	}
 	if (buf_alloc(&c->rx) < 0) {
@@ -558,6 +879,28 @@ static int check_send(struct srv_check *c, uint64_t now)
 	                       atomic_load(&c->srv->op_state) != SRV_OP_DOWN;
 	c->phase = CHK_READING;
 	return 0;
+}
+
+/* An agent's reply: its first line, or what came before the close or
+ * filled the buffer. Returns 1 when the check is over. */
+static int agent_read_eval(struct srv_check *c, int eof)
+{
+	struct agent_reply r;
+	int full = c->rx.data >= c->rx.size;
+
+	if (!eof && !full && !agent_reply_complete(c->rx.area, c->rx.data))
+		return 0;
+	if (agent_reply_parse(c->rx.area, c->rx.data, &r) < 0) {
+		check_conclude(c, CHK_ST_L7RSP, 0, "TCPCHK got an empty response at step 2");
+		return 1;
+	}
+	if (r.op == AGENT_OP_UP)
+		check_conclude_reply(c, CHK_ST_L7OK, 0, r.info, &r);
+	else if (r.op == AGENT_OP_DOWN)
+		check_conclude_reply(c, CHK_ST_L7STS, 0, r.info, &r);
+	else
+		check_conclude_reply(c, CHK_ST_CHECKED, 0, r.error, &r);
+	return 1;
 }
 
 static void check_read(struct srv_check *c, uint64_t now)
@@ -580,8 +923,11 @@ static void check_read(struct srv_check *c, uint64_t now)
 			break;
 		}
 	}
+	if (c->is_agent) {
+		if (agent_read_eval(c, eof || err))
+			return;
 	/* what arrived may decide before an error that followed it */
-	if (c->rx.data || eof || c->rx.data >= c->rx.size) {
+	} else if (c->rx.data || eof || c->rx.data >= c->rx.size) {
 		if (hchk_reply_eval(c->http, &c->reply, c->rx.area, &c->rx.data, c->rx.size,
 		                    eof && !err, &v)) {
 			check_conclude(c, v.status, v.code, v.desc);
@@ -728,16 +1074,22 @@ static void tcp_progress(struct srv_check *c, uint64_t now)
 
 static void check_progress(struct srv_check *c, uint64_t now)
 {
-	int st;
+	int st, hs;
 
 	switch (c->phase) {
 	case CHK_CONNECTING:
 		st = conn_connect_status(&c->c);
+		/* connected, then the TLS handshake: layer 6 */
+		hs = c->c.ssl && (c->c.flags & CONN_F_CONNECTED);
 		if (st == EINPROGRESS) {
 			if (now >= c->conn_deadline)
-				check_conclude(c, CHK_ST_L4TOUT, 0, NULL);
+				check_conclude(c, hs ? CHK_ST_L6TOUT : CHK_ST_L4TOUT, 0, NULL);
 			else
 				task_set_expire(atomic_load(&c->task), c->conn_deadline);
+			return;
+		}
+		if (st && hs) {
+			check_conclude(c, CHK_ST_L6RSP, 0, check_tls_failure(c));
 			return;
 		}
 		if (st) {
@@ -771,20 +1123,41 @@ static struct task *check_task(struct task *t, void *ctx, unsigned int state)
 	struct srv_check *c = ctx;
 	uint64_t now = th_ctx->now_ms;
 
+	/* its server was deleted (del server): it stops, and keeps nothing */
+	if (atomic_load(&c->srv->deleted)) {
+		if (c->phase != CHK_IDLE) {
+			check_release(c);
+			c->phase = CHK_IDLE;
+			atomic_store(&c->running, 0);
+		}
+		task_set_expire(t, 0);
+		return t;
+	}
 	if (c->phase != CHK_IDLE) {
 		check_progress(c, now);
 		return t;
 	}
+	/* slowstart: the server's limit grew since the last check, its
+	 * queue may go on (HAProxy updates it at every check too) */
+	if (!c->is_agent && c->srv->slowstart && srv_throttle(c->srv) < 100)
+		queue_kick(c->srv);
 	if (atomic_exchange(&c->wake_now, 0))
 		c->next_ms = now;
+	if (atomic_load(&c->wake_at)) {
+		uint64_t at = atomic_exchange(&c->wake_at, 0);
+
+		if (at && at < c->next_ms)
+			c->next_ms = at;
+	}
 	if (now < c->next_ms) {
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
-	if (atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
+	if (c->is_agent ? atomic_load(&c->srv->agent_disabled) :
+	    atomic_load(&c->srv->admin) == SRV_ADMIN_MAINT || atomic_load(&c->srv->chk_disabled)) {
 		/* paused while in maintenance or disabled; leaving it wakes
 		 * us, enabling it lets the next interval run it */
-		c->next_ms = now + (uint64_t)c->srv->chk.inter;
+		c->next_ms = now + (uint64_t)check_inter(c);
 		task_set_expire(t, c->next_ms);
 		return t;
 	}
@@ -818,17 +1191,48 @@ static int check_target(struct server *s, struct srv_check *c)
 	}
 	/* the server's own encapsulation, unless checked elsewhere (HAProxy) */
 	if (!cc->port && !cc->has_addr && !tport) {
-		if (s->ssl && s->ssl->enabled) {
-			cfg_warning(s->conf_file, s->conf_line, "backend '%s': server '%s': health "
-			            "checks over TLS are not implemented yet; its checks are disabled "
-			            "and it is considered always up.", s->be->name, s->name);
-			return -1;
-		}
+		c->use_ssl = s->ssl && s->ssl->enabled;
 		c->send_proxy = s->send_proxy;
 	}
+	if (s->ssl && s->ssl->check_ssl)
+		c->use_ssl = s->ssl->check_ssl > 0;
 	if (cc->send_proxy || (c->tcp && c->tcp->nsteps && c->tcp->steps[0].act == TCHK_CONNECT &&
 	                       c->tcp->steps[0].send_proxy))
 		c->send_proxy = s->send_proxy ? s->send_proxy : 1;
+	return 0;
+}
+
+/* The agent check of <s>, if it has one: at its agent-addr or address,
+ * on its agent-port. Returns the number of errors (reported). */
+static int agent_setup(struct server *s)
+{
+	const struct check_conf *cc = &s->chk;
+	struct srv_check *c;
+
+	if (!cc->agent || s->agent)
+		return 0;
+	if (!cc->agent_port) {
+		cfg_alert(s->conf_file, s->conf_line, "backend '%s': server %s does not have agent "
+		          "port. Agent check has been disabled.", s->be->name, s->name);
+		return 1;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		cfg_alert(s->conf_file, s->conf_line, "out of memory.");
+		return 1;
+	}
+	c->srv = s;
+	c->is_agent = 1;
+	c->dst = cc->agent_has_addr ? cc->agent_addr : s->addr.ss;
+	c->dstlen = cc->agent_has_addr ? cc->agent_addrlen : s->addr.len;
+	if (c->dst.ss_family == AF_INET)
+		((struct sockaddr_in *)&c->dst)->sin_port = htons((uint16_t)cc->agent_port);
+	else if (c->dst.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&c->dst)->sin6_port = htons((uint16_t)cc->agent_port);
+	c->idx = nb_checks++;
+	c->tid = -1;
+	c->c.ph.fd = -1;
+	s->agent = c;
 	return 0;
 }
 
@@ -863,6 +1267,15 @@ static int check_setup_backend(struct proxy *be)
 			errors++;
 			continue;
 		}
+		/* HTTP checks need h1 or h2, the others none (HAProxy 2.6) */
+		if (s->chk.proto != CHK_PROTO_UNSET &&
+		    (http != NULL) != (s->chk.proto != CHK_PROTO_NONE)) {
+			cfg_alert(s->conf_file, s->conf_line, "backend '%s': server '%s' uses an incompatible "
+			          "MUX protocol for the selected check type", be->name, s->name);
+			free(c);
+			errors++;
+			continue;
+		}
 		c->tcp = tcp;
 		rc = check_target(s, c);
 		if (rc < 0) {
@@ -872,11 +1285,16 @@ static int check_setup_backend(struct proxy *be)
 		}
 		c->srv = s;
 		c->http = http;
-		c->use_h2 = http && s->proto == SRV_PROTO_H2;   /* as HAProxy 2.6 */
+		/* as HAProxy 2.6: the server's protocol unless check-proto */
+		c->use_h2 = http && (s->chk.proto == CHK_PROTO_H2 ||
+		                     (s->chk.proto == CHK_PROTO_UNSET && s->proto == SRV_PROTO_H2));
 		c->idx = nb_checks++;
+		c->tid = -1;   /* idx % nbthread, once the threads are known */
 		c->c.ph.fd = -1;
 		s->check = c;
 	}
+	for (int i = 0; i < be->nsrv; i++)
+		errors += agent_setup(be->srv[i]);
 	return errors;
 }
 
@@ -896,28 +1314,104 @@ static void check_spread_first(void)
 
 			if (s->check && (!min_inter || inter < min_inter))
 				min_inter = inter;
+			inter = check_agent_interval(s);
+			if (s->agent && (!min_inter || inter < min_inter))
+				min_inter = inter;
 		}
 	}
-	if (max_spread_ms && min_inter > max_spread_ms)
-		min_inter = max_spread_ms;
 	if (max_spread_ms && min_inter > max_spread_ms)
 		min_inter = max_spread_ms;
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
 		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
-			struct srv_check *c = px->srv[i]->check;
+			struct srv_check *cs[2] = { px->srv[i]->check, px->srv[i]->agent };
 
-			if (c)
-				c->first_ms = (int)((int64_t)min_inter * c->idx / nb_checks);
+			for (int k = 0; k < 2; k++)
+				if (cs[k])
+					cs[k]->first_ms = (int)((int64_t)min_inter * cs[k]->idx / nb_checks);
 		}
 	}
+}
+
+/* `track [<backend>/]<server>` of <s> (in <px>): the server it names, which
+ * must have a check or an agent, or track one itself. Returns the errors
+ * (reported as HAProxy words them). */
+static int track_resolve(struct proxy *px, struct server *s)
+{
+	const char *name = s->track_name, *slash = strchr(name, '/');
+	struct proxy *be = px;
+	struct server *t;
+
+	if (slash) {
+		char bname[256];
+
+		snprintf(bname, sizeof(bname), "%.*s", (int)(slash - name), name);
+		be = proxy_find(bname, PX_CAP_BE);
+		name = slash + 1;
+		if (!be) {
+			cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to find required "
+			          "proxy '%s' for tracking.", px->name, s->name, bname);
+			return 1;
+		}
+	}
+	t = server_find(be, name);
+	if (!t) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to find required "
+		          "server '%s' for tracking.", px->name, s->name, name);
+		return 1;
+	}
+	if (s->chk.enabled) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to enable checks and "
+		          "tracking at the same time!", px->name, s->name);
+		return 1;
+	}
+	if (!t->chk.enabled && !t->chk.agent && !t->track_name) {
+		cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to use %s/%s for "
+		          "tracking as it does not have any check nor agent enabled.", px->name,
+		          s->name, be->name, t->name);
+		return 1;
+	}
+	s->track = t;
+	s->track_next = t->trackers;
+	t->trackers = s;
+	return 0;
+}
+
+/* After every track is resolved: no loop (a chain longer than the servers
+ * there are is one), and each tracking server starts in the admin state
+ * its tracked server is in. */
+static int track_check_loops(int nservers)
+{
+	struct list *pos, *tmp;
+	int errors = 0;
+
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			struct server *s = px->srv[i], *t = s->track;
+			int n = 0;
+
+			while (t && n <= nservers) {
+				t = t->track;
+				n++;
+			}
+			if (t) {
+				cfg_alert(s->conf_file, s->conf_line, "'server %s/%s' : unable to track "
+				          "%s/%s: the servers track each other in a loop.", px->name,
+				          s->name, s->track->be->name, s->track->name);
+				errors++;
+			}
+		}
+	}
+	return errors;
 }
 
 static int check_postparse(void)
 {
 	struct list *pos, *tmp;
-	int errors = 0;
+	int errors = 0, nservers = 0;
 
 	nb_checks = 0;
 	list_for_each_safe(pos, tmp, &proxies) {
@@ -926,6 +1420,19 @@ static int check_postparse(void)
 		if (px->cap & PX_CAP_BE)
 			errors += check_setup_backend(px);
 	}
+	list_for_each_safe(pos, tmp, &proxies) {
+		struct proxy *px = list_elem(pos, struct proxy, list);
+
+		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
+			nservers++;
+			if (px->srv[i]->track_name)
+				errors += track_resolve(px, px->srv[i]);
+		}
+	}
+	if (!errors)
+		errors += track_check_loops(nservers);
+	if (!errors)
+		srv_track_init();
 	if (nb_checks)
 		check_spread_first();
 	return errors;
@@ -942,23 +1449,43 @@ void check_srv_free(struct server *s)
 {
 	free(s->check);
 	s->check = NULL;
+	free(s->agent);
+	s->agent = NULL;
 }
 
 /* ---- per thread: the tasks of the checks it owns ---- */
+
+/* The thread that runs <c>: the one it was added on, or for those of the
+ * configuration, spread by their number. */
+static int check_tid(const struct srv_check *c)
+{
+	return c->tid >= 0 ? c->tid : c->idx % global.nbthread;
+}
 
 /* Calls <fn> for each check thread <tid> owns, until one returns < 0. */
 static int for_thread_checks(int tid, int (*fn)(struct srv_check *c, int tid))
 {
 	struct list *pos, *tmp;
 
+	/* deleted servers keep their (stopped) checks until exit */
+	for (struct server *s = srv_dyn_graveyard(); s; s = s->grave_next) {
+		struct srv_check *cs[2] = { s->check, s->agent };
+
+		for (int k = 0; k < 2; k++)
+			if (cs[k] && check_tid(cs[k]) == tid && atomic_load(&cs[k]->task) &&
+			    fn(cs[k], tid) < 0)
+				return -1;
+	}
+
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 
 		for (int i = 0; (px->cap & PX_CAP_BE) && i < px->nsrv; i++) {
-			struct srv_check *c = px->srv[i]->check;
+			struct srv_check *cs[2] = { px->srv[i]->check, px->srv[i]->agent };
 
-			if (c && c->idx % global.nbthread == tid && fn(c, tid) < 0)
-				return -1;
+			for (int k = 0; k < 2; k++)
+				if (cs[k] && check_tid(cs[k]) == tid && fn(cs[k], tid) < 0)
+					return -1;
 		}
 	}
 	return 0;
@@ -1008,4 +1535,64 @@ __attribute__((constructor)) static void check_register(void)
 {
 	cfg_register_post(&check_post);
 	thread_register_init(&check_hook);
+}
+
+/* ---- servers added at run time ---- */
+
+/* Starts the task of a check of a server added at run time, on the
+ * calling thread (its owner from now on). */
+static int check_start_dynamic(struct srv_check *c, char *err, size_t errlen)
+{
+	struct task *t;
+
+	c->tid = th_ctx->tid;
+	c->c.ph.fd = -1;
+	t = task_new(check_task, c, c->tid, TC_NORMAL, "check");
+	if (!t) {
+		snprintf(err, errlen, "out of memory.");
+		return -1;
+	}
+	c->phase = CHK_IDLE;
+	c->next_ms = th_ctx->now_ms + (uint64_t)check_inter(c);
+	atomic_store(&c->task, t);
+	task_set_expire(t, c->next_ms);
+	return 0;
+}
+
+int check_add_dynamic(struct server *s, char *err, size_t errlen)
+{
+	struct proxy *be = s->be;
+	struct srv_check *c;
+
+	if (s->chk.enabled) {
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			snprintf(err, errlen, "out of memory.");
+			return -1;
+		}
+		c->tcp = (be->options & PX_O_TCPCHK) && be->tchk && be->tchk->nsteps ? be->tchk : NULL;
+		if (check_target(s, c) < 0) {
+			free(c);
+			snprintf(err, errlen, "the server's checks cannot run (see the log).");
+			return -1;
+		}
+		c->srv = s;
+		c->http = (be->options & PX_O_HTTPCHK) && be->hchk ? be->hchk : NULL;
+		c->use_h2 = c->http && (s->chk.proto == CHK_PROTO_H2 ||
+		                        (s->chk.proto == CHK_PROTO_UNSET && s->proto == SRV_PROTO_H2));
+		s->check = c;
+		/* as HAProxy: configured, enabled by `enable health` */
+		atomic_store(&s->chk_disabled, 1);
+		if (check_start_dynamic(c, err, errlen) < 0)
+			return -1;
+	}
+	if (s->chk.agent) {
+		if (agent_setup(s))
+			return snprintf(err, errlen, "server %s does not have agent port. Agent check "
+			                "has been disabled.", s->name), -1;
+		atomic_store(&s->agent_disabled, 1);
+		if (check_start_dynamic(s->agent, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
 }

@@ -395,8 +395,14 @@ static int kw_http_check(KW_ARGS)
 		ctx->px->options |= PX_O_DISABLE404;
 		return 0;
 	}
-	if (!strcmp(args[1], "connect") ||
-	    !strcmp(args[1], "comment") || !strcmp(args[1], "send-state") ||
+	if (!strcmp(args[1], "send-state")) {
+		/* a proxy option in HAProxy too */
+		if (cfg_no_more_args(args, nargs, 2, err, errlen) < 0)
+			return -1;
+		ctx->px->chk_send_state = !ctx->negate;
+		return 0;
+	}
+	if (!strcmp(args[1], "connect") || !strcmp(args[1], "comment") ||
 	    !strncmp(args[1], "set-var", 7) || !strncmp(args[1], "unset-var", 9))
 		return errmsg_set(err, errlen, "'http-check %s' is not supported yet.", args[1]);
 	return errmsg_set(err, errlen, "'http-check' only supports 'comment', 'connect', "

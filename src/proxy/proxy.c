@@ -30,6 +30,8 @@
 extern const int proxy_px_sock_anchor;
 __attribute__((used)) static const int *const px_sock_anchor = &proxy_px_sock_anchor;
 extern const int http_px_cfg_anchor, proxy_persist_cfg_anchor, proxy_px_compat_anchor;
+extern const int srv_statefile_anchor;
+__attribute__((used)) static const int *const statefile_anchor = &srv_statefile_anchor;
 __attribute__((used)) static const int *const px_compat_anchor = &proxy_px_compat_anchor;
 __attribute__((used)) static const int *const persist_anchor = &proxy_persist_cfg_anchor;
 __attribute__((used)) static const int *const http_px_anchor = &http_px_cfg_anchor;
@@ -168,6 +170,8 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->srv_so = def->srv_so;
 	px->backlog = def->backlog;
 	px->fe_rate_lim = def->fe_rate_lim;
+	px->srv_state_load = def->srv_state_load;
+	px->chk_send_state = def->chk_send_state;
 	px->random_draws = def->random_draws;
 	if (px->cap & PX_CAP_FE)
 		px->maxconn = def->maxconn;
@@ -1318,6 +1322,23 @@ static int resolve_be_arg(struct smp_arg *a, int i, const char *kw, const struct
 	return 0;
 }
 
+/* The frontend named by argument <i>; omitted, the stream's frontend of
+ * the moment (left unresolved). */
+static int resolve_fe_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
+{
+	struct proxy *px = o->px;
+
+	if (!a->text || !*a->text)
+		return 0;
+	a->resolved = proxy_find(a->text, PX_CAP_FE);
+	if (a->resolved)
+		return 0;
+	cfg_alert(o->file, o->line, "unable to find frontend '%s' referenced in arg %d of "
+	          "sample fetch keyword '%s'%s%s%s.", a->text, i + 1, kw,
+	          px ? " in proxy '" : "", px ? px->name : "", px ? "'" : "");
+	return 1;
+}
+
 /* "[backend/]server": without a backend, a server of the expression's own
  * proxy (whatever its side, as HAProxy looks it up). */
 static int resolve_srv_arg(struct smp_arg *a, int i, const char *kw, const struct smp_origin *o)
@@ -1357,6 +1378,8 @@ static int resolve_fetch_names(struct smp_args *args, const char *kw, int conv,
 	for (int i = 0; i < args->n; i++) {
 		if (args->a[i].type == ARGT_BE)
 			errors += resolve_be_arg(&args->a[i], i, kw, o);
+		else if (args->a[i].type == ARGT_FE)
+			errors += resolve_fe_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_SRV)
 			errors += resolve_srv_arg(&args->a[i], i, kw, o);
 		else if (args->a[i].type == ARGT_TAB)

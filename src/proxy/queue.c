@@ -440,8 +440,13 @@ int srv_dynamic_maxconn(const struct server *srv)
 {
 	int maxc = atomic_load_explicit(&((struct server *)srv)->maxconn, memory_order_relaxed);
 	const struct proxy *be = srv->be;
-	int beconn, dyn;
+	int beconn, dyn, t;
 
+	/* slowstart: from 1 to the whole limit while it warms up */
+	if (srv->slowstart && maxc && (t = srv_throttle(srv)) < 100) {
+		dyn = (int)((long long)maxc * t / 100);
+		maxc = dyn > 0 ? dyn : 1;
+	}
 	if (!srv->minconn || !maxc || !be->fullconn)
 		return maxc;
 	beconn = atomic_load_explicit(&((struct proxy *)be)->beconn, memory_order_relaxed);

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
+#include <sluice/core/sched.h>
+#include <sluice/core/thread.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
@@ -36,6 +39,7 @@ struct server *server_new_default(void)
 	s->pool_max_conn = -1;
 	s->pool_purge_delay = 5000;
 	s->max_reuse = -1;
+	s->error_limit = 10;
 	s->chk.inter = CHK_DEF_INTER;
 	s->chk.rise = CHK_DEF_RISE;
 	s->chk.fall = CHK_DEF_FALL;
@@ -58,6 +62,16 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->proto = src->proto;
 	dst->max_reuse = src->max_reuse;
 	dst->chk = src->chk;
+	dst->on_marked_down_kill = src->on_marked_down_kill;
+	dst->slowstart = src->slowstart;
+	if (src->track_name) {
+		free(dst->track_name);
+		dst->track_name = strdup(src->track_name);
+	}
+	dst->observe = src->observe;
+	dst->error_limit = src->error_limit;
+	dst->on_error = src->on_error;
+	dst->on_marked_up_kill_backups = src->on_marked_up_kill_backups;
 	dst->tfo = src->tfo;
 	dst->tcp_ut_ms = src->tcp_ut_ms;
 	dst->source = src->source;
@@ -83,10 +97,44 @@ int srv_is_usable(const struct server *srv)
 	       atomic_load_explicit(&s->uweight, memory_order_relaxed) > 0;
 }
 
+int srv_throttle(const struct server *srv)
+{
+	int64_t since, el;
+	uint64_t now;
+
+	if (!srv->slowstart)
+		return 100;
+	since = atomic_load_explicit(&((struct server *)srv)->warm_since_ms, memory_order_relaxed);
+	if (!since)
+		return 100;
+	now = th_ctx ? th_ctx->now_ms : clock_mono_ms();
+	el = (int64_t)now - since;
+	if (el >= srv->slowstart)
+		return 100;
+	if (el < 0)
+		el = 0;
+	/* rounded up: a server just up takes a little */
+	el = (el * 100 + srv->slowstart - 1) / srv->slowstart;
+	return el > 0 ? (int)el : 1;
+}
+
+int be_dynamic_weights(const struct proxy *be)
+{
+	return be->lb_algo == LB_ROUNDROBIN || be->lb_algo == LB_LEASTCONN ||
+	       be->lb_algo == LB_RANDOM;
+}
+
 int srv_lb_weight(const struct server *srv)
 {
-	return srv_is_usable(srv) ?
-	       atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed) : 0;
+	int w, t;
+
+	if (!srv_is_usable(srv))
+		return 0;
+	w = atomic_load_explicit(&((struct server *)srv)->uweight, memory_order_relaxed);
+	if (!srv->slowstart || !be_dynamic_weights(srv->be) || (t = srv_throttle(srv)) >= 100)
+		return w;
+	w = w * t / 100;
+	return w > 0 ? w : 1;
 }
 
 struct server *server_find(const struct proxy *be, const char *name)
@@ -106,12 +154,7 @@ struct server *server_find(const struct proxy *be, const char *name)
 static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 {
 	static const struct { const char *name; int arg, disables; } tab[] = {
-		{ "observe", 1, 0 }, { "error-limit", 1, 0 }, { "on-error", 1, 0 },
-		{ "on-marked-down", 1, 0 }, { "on-marked-up", 1, 0 },
-		{ "slowstart", 1, 0 }, { "agent-check", 0, 0 }, { "agent-port", 1, 0 },
-		{ "agent-inter", 1, 0 }, { "agent-addr", 1, 0 }, { "agent-send", 1, 0 },
-		{ "check-ssl", 0, 1 }, { "no-check-ssl", 0, 0 }, { "check-sni", 1, 0 },
-		{ "check-alpn", 1, 0 }, { "check-proto", 1, 0 }, { "check-via-socks4", 0, 0 },
+		{ "check-via-socks4", 0, 0 },
 		{ NULL, 0, 0 }
 	};
 
@@ -125,8 +168,8 @@ static int srv_kw_check_later(const char *o, int *takes_arg, int *disables)
 	return 0;
 }
 
-static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
-                            int first, char *err, size_t errlen)
+int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
+                     int first, char *err, size_t errlen)
 {
 	int checks_off = 0;
 
@@ -136,6 +179,86 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 		long v;
 
 		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
+		if (!strcmp(o, "observe") || !strcmp(o, "on-error")) {
+			static const char *const obs[] = { "none", "layer4", "layer7", NULL };
+			static const char *const onerr[] = { "fail-check", "fastinter", "sudden-death",
+			                                     "mark-down", NULL };
+			const char *const *tab = o[0] == 'o' && o[1] == 'b' ? obs : onerr;
+			const char *w = i + 1 < nargs ? args[i + 1] : "";
+			int k;
+
+			for (k = 0; tab[k] && strcmp(tab[k], w); k++)
+				;
+			if (!tab[k]) {
+				if (tab == obs)
+					snprintf(err, errlen, "'observe' expects one of 'none', 'layer4', "
+					         "'layer7' but got '%s'.", w);
+				else
+					snprintf(err, errlen, "'on-error' expects one of 'fastinter', "
+					         "'fail-check', 'sudden-death' or 'mark-down' but got '%s'.", w);
+				return -1;
+			}
+			i++;
+			if (tab == obs)
+				s->observe = k;
+			else
+				s->on_error = k;
+			continue;
+		}
+		if (!strcmp(o, "error-limit")) {
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'error-limit' expects an integer argument.");
+				return -1;
+			}
+			v = strtol(args[++i], NULL, 10);
+			if (v <= 0) {
+				snprintf(err, errlen, "error-limit has to be > 0.");
+				return -1;
+			}
+			s->error_limit = v > 1000000 ? 1000000 : (int)v;
+			continue;
+		}
+		if (!strcmp(o, "track")) {
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'track' expects [<proxy>/]<server> as argument..");
+				return -1;
+			}
+			free(s->track_name);
+			s->track_name = strdup(args[++i]);
+			if (!s->track_name) {
+				snprintf(err, errlen, "out of memory.");
+				return -1;
+			}
+			continue;
+		}
+		if (!strcmp(o, "slowstart")) {
+			int ms;
+
+			if (i + 1 >= nargs || !*args[i + 1]) {
+				snprintf(err, errlen, "'slowstart' expects a delay as argument.");
+				return -1;
+			}
+			if (cfg_parse_time_ms(args[++i], &ms, err, errlen) < 0)
+				return -1;
+			s->slowstart = ms;
+			continue;
+		}
+		if (!strcmp(o, "on-marked-down") || !strcmp(o, "on-marked-up")) {
+			int down = o[10] == 'd';
+			const char *want = down ? "shutdown-sessions" : "shutdown-backup-sessions";
+			const char *got = i + 1 < nargs ? args[i + 1] : "";
+
+			if (strcmp(got, want) != 0) {
+				snprintf(err, errlen, "'%s' expects '%s' but got '%s'.", o, want, got);
+				return -1;
+			}
+			i++;
+			if (down)
+				s->on_marked_down_kill = 1;
+			else
+				s->on_marked_up_kill_backups = 1;
+			continue;
+		}
 		if (!strcmp(o, "no-tfo")) { s->tfo = -1; continue; }
 		if (!strcmp(o, "tcp-ut") || !strcmp(o, "source")) {
 			int ms;
@@ -222,6 +345,7 @@ static int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, 
 			i++;
 			if (!strcmp(o, "cookie")) {
 				free(s->cookie);
+	free(s->track_name);
 				s->cookie = strdup(args[i]);
 			} else if (!strcmp(o, "pool-purge-delay")) {
 				int ms;

@@ -683,6 +683,7 @@ void stream_set_backend(struct stream *s, struct proxy *be)
 	atomic_fetch_add(&be->beconn, 1);
 	cnt_update_max(&be->be_cnt.cur_max, atomic_load(&be->beconn));
 	CNT_INC(be->be_cnt.cum_sess);
+	cnt_rate_add(&be->be_cnt.sess_rate, &be->be_cnt.sess_rate_max, th_ctx->now_ms);
 	s->retries_left = be->retries;
 }
 
@@ -694,6 +695,7 @@ static void got_server(struct stream *s, struct server *srv)
 	s->has_slot = 1;
 	s->slot_ns = sched_now_ns();
 	CNT_INC(srv->cnt.cum_sess);
+	cnt_rate_add(&srv->cnt.sess_rate, &srv->cnt.sess_rate_max, th_ctx->now_ms);
 	cnt_update_max(&srv->cnt.cur_max, atomic_load(&srv->served));
 	atomic_store_explicit(&srv->cnt.last_sess, (int64_t)(s->accept_us / 1000000),
 	                      memory_order_relaxed);
@@ -907,6 +909,8 @@ int stream_retry(struct stream *s)
 
 static void connect_failed(struct stream *s, int timeout)
 {
+	if (s->srv->observe)
+		srv_observe(s->srv, HANA_L4_ERR);
 	atomic_fetch_sub(&s->srv->used_conns, 1);
 	conn_close(&s->sc);
 	if (s->retries_left <= 0 || (s->be->retry_on && !(s->be->retry_on & RETRY_ON_CONN_FAILURE))) {
@@ -1114,6 +1118,8 @@ void do_connecting(struct stream *s)
 		hist_record(&s->srv->ctime_hist, s->ctime_us);
 		s->Tc = (int)(th_ctx->now_ms - s->connect_ms);
 		s->conn_exp = 0;
+		if (s->srv->observe)
+			srv_observe(s->srv, HANA_L4_OK);
 		s->st = s->txn ? SST_HTTP_XFER : SST_ESTABLISHED;
 		s->srv_exp = tick_add_ifset(th_ctx->now_ms, s->be->timeout_server);
 		if (!s->txn)
@@ -1320,19 +1326,19 @@ static char stream_state_char(const struct stream *s)
 /* `shutdown session`: ends the stream now. An HTTP request still waiting
  * for its response is answered 502 and logged "KH" as HAProxy does, and
  * both connections close after it; anything else closes at once. */
-static void stream_kill_now(struct stream *s)
+static void stream_kill_now(struct stream *s, char why)
 {
 	struct http_txn *t = s->txn;
 
 	if (t && s->st == SST_HTTP_XFER && !(t->flags & (TX_F_RES_STARTED | TX_F_REPLIED)) &&
 	    !t->resp_interim) {
 		t->flags |= TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
-		http_reply_start(s, 502, NULL, 'K', 'H');
+		http_reply_start(s, 502, NULL, why, 'H');
 		return;
 	}
 	if (s->term[0] == '-') {
 		s->term[1] = stream_state_char(s);
-		s->term[0] = 'K';
+		s->term[0] = why;
 	}
 	s->st = SST_CLOSED;
 }
@@ -1341,10 +1347,13 @@ static struct task *stream_process(struct task *t, void *ctx, unsigned int state
 {
 	struct stream *s = ctx;
 
-	/* killed from the CLI */
-	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed) &&
-	    atomic_exchange(&s->kill_req, 0) && s->st != SST_CLOSED)
-		stream_kill_now(s);
+	/* killed from the CLI, or by its server's state change */
+	if (atomic_load_explicit(&s->kill_req, memory_order_relaxed)) {
+		int why = atomic_exchange(&s->kill_req, 0);
+
+		if (why && s->st != SST_CLOSED)
+			stream_kill_now(s, (char)why);
+	}
 
 	for (int step = 0; step < 8; step++) {
 		enum stream_state prev = s->st;

@@ -156,7 +156,7 @@ void stream_dump_all(struct cli_out *out, int max)
  * while it is looked at: its owner unlinks it under the lock before
  * destroying its task. Returns how many were asked. */
 static int stream_kill_walk(int tid, int (*match)(const struct stream *, const void *),
-                            const void *arg, int stop_at_first)
+                            const void *arg, int stop_at_first, char why)
 {
 	struct list cursor, *head = &thr_streams[tid].head;
 	int killed = 0, end = 0;
@@ -174,7 +174,7 @@ static int stream_kill_walk(int tid, int (*match)(const struct stream *, const v
 
 			if (!match(st, arg))
 				continue;
-			atomic_store(&st->kill_req, 1);
+			atomic_store(&st->kill_req, why);
 			task_wakeup(st->task, TASK_WOKEN_OTHER);
 			killed++;
 			if (stop_at_first)
@@ -212,18 +212,18 @@ int stream_shutdown_by_id(uintptr_t id)
 
 	pthread_mutex_lock(&dump_lock);
 	for (int tid = 0; tid < global.nbthread && !found; tid++)
-		found = stream_kill_walk(tid, match_id, &id, 1);
+		found = stream_kill_walk(tid, match_id, &id, 1, 'K');
 	pthread_mutex_unlock(&dump_lock);
 	return found ? 0 : -1;
 }
 
-int stream_shutdown_server(const struct server *srv)
+int stream_shutdown_server(const struct server *srv, char why)
 {
 	int n = 0;
 
 	pthread_mutex_lock(&dump_lock);
 	for (int tid = 0; tid < global.nbthread; tid++)
-		n += stream_kill_walk(tid, match_server, srv, 0);
+		n += stream_kill_walk(tid, match_server, srv, 0, why);
 	pthread_mutex_unlock(&dump_lock);
 	return n;
 }

@@ -43,6 +43,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/h1.h>
 #include <sluice/http/h1_out.h>
@@ -132,6 +133,7 @@ static void txn_start(struct stream *s)
 
 static void txn_cleanup(struct http_txn *t)
 {
+	cache_txn_release(&t->cache);
 	/* comp_on stays for the log line of a transaction already logged:
 	 * the next txn_start() clears it */
 	comp_ctx_free(t->comp);
@@ -494,7 +496,7 @@ static void http_wait_req_run(struct stream *s)
 			              s->cli_m.rx.data, err.offset, err.reason);
 		stkctr_http_request(s, 1);
 		CNT_INC(fe->fe_cnt.failed_req);
-		CNT_INC(fe->fe_cnt.cum_req);   /* HAProxy counts it too */
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);   /* HAProxy counts it too */
 		t->req.head_len = 0;
 		t->uri_copy_len = 0;
 		/* HAProxy 2.6 answers every invalid request with 400 (too
@@ -514,7 +516,7 @@ static void http_wait_req_run(struct stream *s)
 		 * (option dontlognull aside); a reset client gets nothing */
 		CNT_INC(fe->fe_cnt.failed_req);
 		CNT_INC(fe->fe_cnt.cli_aborts);
-		CNT_INC(fe->fe_cnt.cum_req);
+		cnt_fe_req(&fe->fe_cnt, th_ctx->now_ms);
 		if (failed) {
 			stream_abort(s, 'C', 'R');
 			t->status = 400;
@@ -632,7 +634,7 @@ void http_body_init(struct txn_body *b, const struct http_msg *m, int is_req)
 	}
 }
 
-static void count_failed_resp(struct stream *s);
+static void count_failed_resp(struct stream *s, enum hana_status hana);
 static int response_started(const struct stream *s);
 
 /* The request head leaves the request channel once it goes out (the
@@ -712,7 +714,7 @@ static int xfer_request(struct stream *s)
 		if (rc == -3) {
 			/* HTTP/2 toward the server cannot carry it */
 			t->flags |= TX_F_SRV_CLOSE;
-			count_failed_resp(s);
+			count_failed_resp(s, HANA_HTTP_RSP);
 			http_reply_start(s, 502, NULL, 'P', 'H');
 		} else if (rc < 0) {
 			CNT_INC(s->fe->fe_cnt.failed_rewrites);
@@ -930,6 +932,10 @@ static int response_parsed(struct stream *s)
 	if (from_server && http_l7_retry(s, http_retry_bit_of_status(m->status)))
 		return 2;
 	if (from_server) {
+		/* observe layer7: HAProxy's good codes are 100-499, 501, 505 */
+		if (s->srv && s->srv->observe)
+			srv_observe(s->srv, (m->status >= 100 && m->status < 500) || m->status == 501 ||
+			                    m->status == 505 ? HANA_HTTP_OK : HANA_HTTP_STS);
 		t->res_head_ms = now_ms();
 		t->Tr = (int)(t->res_head_ms - (t->req_sent_ms ? t->req_sent_ms : t->req_head_ms));
 		t->srv_status = m->status;
@@ -943,7 +949,7 @@ static int response_parsed(struct stream *s)
 	} else {
 		/* of sluice's own replies, only a service's may be compressed
 		 * (HAProxy filters its applets' responses, not its errors) */
-		t->comp_on = s->svc_body && t->comp_algo &&
+		t->comp_on = http_service_pending(s) && t->comp_algo &&
 		             comp_response_ok(s->fe->comp, s->be && s->be != s->fe ? s->be->comp : NULL,
 		                              t->comp_algo, !!(t->req.flags & HTTP_F_VER_11),
 		                              t->meth, 0, m);
@@ -1063,6 +1069,12 @@ static int response_parsed(struct stream *s)
 	buf_consume(&s->res, m->head_len);
 	m->head_len = 0;
 	t->flags |= TX_F_RES_GONE;
+	if (cache_txn_storing(&t->cache)) {
+		/* what arrived of the body with the head, then maybe all of it */
+		cache_store_data(&t->cache, buf_head(&s->res), s->res.data);
+		if (http_srv_rx_done(s))
+			cache_store_end(&t->cache, now_ms());
+	}
 	if (t->comp && s->res.data) {
 		/* body bytes an http-response wait-for-body kept: compressed
 		 * first (the staging buffer is as large as the channel) */
@@ -1084,13 +1096,17 @@ static int response_parsed(struct stream *s)
 }
 
 /* A response that failed (invalid, missing, timed out, cut short) counts
- * in eresp of the backend and of the server, as in HAProxy. */
-static void count_failed_resp(struct stream *s)
+ * in eresp of the backend and of the server, as in HAProxy, and tells
+ * `observe layer7` how (<hana>). */
+static void count_failed_resp(struct stream *s, enum hana_status hana)
 {
 	if (s->be)
 		CNT_INC(s->be->be_cnt.failed_resp);
-	if (s->srv)
+	if (s->srv) {
 		CNT_INC(s->srv->cnt.failed_resp);
+		if (s->srv->observe)
+			srv_observe(s->srv, hana);
+	}
 }
 
 /* Whether anything of a response went toward the client already (a 1xx
@@ -1146,7 +1162,7 @@ static int xfer_response_head(struct stream *s)
 			              s->srv_m.rx.data, err.offset, err.reason);
 		if (http_l7_retry(s, RETRY_ON_JUNK_RESPONSE))
 			return 1;
-		count_failed_resp(s);
+		count_failed_resp(s, HANA_HTTP_HDRRSP);
 		t->flags |= TX_F_SRV_CLOSE;
 		if (response_started(s))
 			return -1;
@@ -1190,7 +1206,7 @@ static int xfer_response_head(struct stream *s)
 		if (!srv_rx_pending(s) && http_reuse_retry(s))
 			return 1;
 		t->flags |= TX_F_SRV_CLOSE;
-		count_failed_resp(s);
+		count_failed_resp(s, HANA_HTTP_BROKEN_PIPE);
 		if (response_started(s))
 			return -1;
 		if (!(t->flags & TX_F_FIRST_REQ) && !srv_rx_pending(s) && !s->h2bs) {
@@ -1217,7 +1233,7 @@ static void response_truncated(struct stream *s)
 	t->flags |= TX_F_RES_TRUNC | TX_F_SRV_CLOSE | TX_F_CLI_CLOSE;
 	t->err_reason = "server closed during the response body";
 	s->srv_exp = 0;
-	count_failed_resp(s);
+	count_failed_resp(s, HANA_HTTP_BROKEN_PIPE);
 	if (s->be)
 		CNT_INC(s->be->be_cnt.srv_aborts);
 	if (s->srv)
@@ -1235,7 +1251,8 @@ static int xfer_response_body(struct stream *s)
 		if (http_service_feed(s, t->comp ? comp_ctx_input(t->comp) : &s->res))
 			progress = 1;
 		if (t->comp) {
-			int fr = response_comp_feed(s, s->svc_body ? COMP_FEED_MORE : COMP_FEED_FINISH);
+			int fr = response_comp_feed(s, http_service_pending(s) ? COMP_FEED_MORE :
+			                                                         COMP_FEED_FINISH);
 
 			if (fr < 0) {
 				t->err_reason = "compression failed";
@@ -1244,7 +1261,7 @@ static int xfer_response_body(struct stream *s)
 			progress |= fr;
 			if (comp_ctx_finished(t->comp))
 				t->res_body.done = 1;
-		} else if (!s->svc_body) {
+		} else if (!http_service_pending(s)) {
 			t->res_body.done = 1;
 		}
 		return progress;
@@ -1254,8 +1271,18 @@ static int xfer_response_body(struct stream *s)
 		/* a compressed body goes through the compressor's staging
 		 * buffer on its way to the channel */
 		struct buffer *dst = t->comp ? comp_ctx_input(t->comp) : &s->res;
+		size_t before = dst->data;
 		int rc = s->h2bs ? h2bs_rcv_body(s->h2bs, dst) :
 		                   h1m_rcv_body(&s->srv_m, dst, &why);
+
+		if (cache_txn_storing(&t->cache)) {
+			/* the cache sees the payload before the compressor: what
+			 * came in is the tail of <dst> (nothing left it meanwhile) */
+			if (rc > 0 && dst->data > before)
+				cache_store_data(&t->cache, buf_head(dst) + before, dst->data - before);
+			if (rc >= 0 && http_srv_rx_done(s))
+				cache_store_end(&t->cache, now_ms());
+		}
 
 		if (rc < 0) {
 			t->err_reason = why ? why : "invalid chunked response body";
@@ -1572,7 +1599,7 @@ static void http_xfer(struct stream *s)
 		if (!(t->flags & TX_F_RES_GONE) && !response_started(s)) {
 			if (http_l7_retry(s, RETRY_ON_RESP_TIMEOUT))
 				return;
-			count_failed_resp(s);
+			count_failed_resp(s, HANA_HTTP_READ_TIMEOUT);
 			http_reply_start(s, 504, NULL, 's', 'H');
 			return;
 		}
@@ -1806,7 +1833,7 @@ void http_stream_h2_request(struct stream *s, const struct http_msg *msg)
 	if (n < 0) {
 		t->err_reason = "request head too large";
 		CNT_INC(s->fe->fe_cnt.failed_req);
-		CNT_INC(s->fe->fe_cnt.cum_req);
+		cnt_fe_req(&s->fe->fe_cnt, th_ctx->now_ms);
 		t->req.head_len = 0;
 		http_reply_start(s, 431, NULL, 'P', 'R');
 		return;

@@ -19,6 +19,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/act.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/errors.h>
 #include <sluice/http/msg.h>
@@ -248,7 +249,16 @@ void http_service_release(struct stream *s)
 {
 	free(s->svc_body);
 	s->svc_body = NULL;
+	if (s->svc_cache) {
+		cache_hit_release(s->svc_cache, s->svc_cache_cfg);
+		s->svc_cache = NULL;
+	}
 	s->svc_len = s->svc_off = 0;
+}
+
+int http_service_pending(const struct stream *s)
+{
+	return s->svc_body || s->svc_cache;
 }
 
 /* The response head of <rep> in the empty response buffer. Returns 0, or
@@ -329,7 +339,7 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 {
 	size_t n;
 
-	if (!s->svc_body || s->svc_off >= s->svc_len)
+	if (!http_service_pending(s) || s->svc_off >= s->svc_len)
 		return 0;
 	buf_realign(dst);
 	n = buf_room(dst);
@@ -337,7 +347,11 @@ int http_service_feed(struct stream *s, struct buffer *dst)
 		n = s->svc_len - s->svc_off;
 	if (!n)
 		return 0;
-	memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
+	if (s->svc_cache)
+		cache_hit_read(s->svc_cache, &s->svc_cache_chunk, &s->svc_cache_chunk_off,
+		               s->svc_off, buf_tail(dst), n);
+	else
+		memcpy(buf_tail(dst), s->svc_body + s->svc_off, n);
 	dst->data += n;
 	s->svc_off += n;
 	if (s->svc_off == s->svc_len)

@@ -18,6 +18,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/http/act.h>
 #include <sluice/http/h1.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/comp.h>
 #include <sluice/http/h1_out.h>
 #include <sluice/http/http_cookie.h>
@@ -468,6 +469,21 @@ static int monitor_failed(struct stream *s)
 	return any_cond(s, s->fe->monitor_fail, s->fe->nmonitor_fail);
 }
 
+/* The object cache-use found answers (src/http/cache.c), compressed when
+ * the client and the configuration want it, like a service's response.
+ * Returns 1 when it does. */
+static int cache_hit_step(struct stream *s)
+{
+	struct http_txn *t = s->txn;
+	const struct comp_cfg *bec = s->be && s->be != s->fe ? s->be->comp : NULL;
+
+	if (!cache_txn_has_hit(&t->cache))
+		return 0;
+	if (s->fe->comp || bec)
+		t->comp_algo = comp_request(s->fe->comp, bec, &t->req, &t->req_edit);
+	return cache_serve(s) == 0;
+}
+
 /* The request analysis steps, resumable after a rule yielded. */
 void http_analyze(struct stream *s, int final)
 {
@@ -490,6 +506,10 @@ void http_analyze(struct stream *s, int final)
 		/* fall through */
 	case ANA_FE_RULES:
 		if (!run_req_rules(s, s->fe, &s->fe->http_req_rules, ACT_HTTP_REQ, final))
+			return;
+		/* a hit in the frontend's rules answers before any backend is
+		 * chosen, as in HAProxy (the backend does not count it) */
+		if (cache_hit_step(s))
 			return;
 		t->ana_step = ANA_FE_STATS;
 		/* fall through */
@@ -529,6 +549,9 @@ void http_analyze(struct stream *s, int final)
 	 * Accept-Encoding), as HAProxy's filter sees the request */
 	if (s->fe->comp || s->be->comp)
 		t->comp_algo = comp_request(s->fe->comp, s->be->comp, &t->req, &t->req_edit);
+	/* cache-use found the object in the backend's rules */
+	if (cache_hit_step(s))
+		return;
 	request_final_edits(s);
 	if (s->be->lb_algo == LB_URI || s->be->lb_algo == LB_URL_PARAM || s->be->lb_algo == LB_HDR)
 		s->has_hkey = lb_hash_request(s->be, &t->req, &s->hkey);
@@ -611,7 +634,7 @@ void http_request_parsed(struct stream *s)
 	                                      (m->flags & HTTP_F_CONN_UPGRADE));
 	http_body_init(&t->req_body, m, 1);
 	t->req_body.done = http_cli_rx_done(s);   /* the mux knows the framing */
-	CNT_INC(s->fe->fe_cnt.cum_req);
+	cnt_fe_req(&s->fe->fe_cnt, th_ctx->now_ms);
 	if (request_precheck(s) < 0) {
 		stkctr_http_request(s, 1);
 		CNT_INC(s->fe->fe_cnt.failed_req);

@@ -198,6 +198,9 @@ static int ops_be_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
 		}
 		break;
 	}
+	case SMP_BE_SESS_RATE:
+		n = freq_ctr_read(&be->be_cnt.sess_rate, 1000, (uint32_t)th_ctx->now_ms);
+		break;
 	case SMP_BE_CONNSLOTS:
 		for (int i = 0; i < be->nsrv; i++) {
 			struct server *sv = be->srv[i];
@@ -256,6 +259,33 @@ static int ops_srv_metric(const struct smp_ctx *ctx, const struct smp_arg *be_ar
 		break;
 	case SMP_SRV_UWEIGHT:
 		*out = atomic_load(&sv->uweight);
+		break;
+	case SMP_SRV_SESS_RATE:
+		*out = freq_ctr_read(&sv->cnt.sess_rate, 1000, (uint32_t)th_ctx->now_ms);
+		break;
+	}
+	return 1;
+}
+
+static int ops_fe_metric(const struct smp_ctx *ctx, const struct smp_arg *arg,
+                         enum smp_fe_metric m, int64_t *out)
+{
+	struct stream *s = ctx->owner;
+	struct proxy *fe = !arg ? s->fe : arg->resolved ? arg->resolved :
+	                   arg->text ? proxy_find(arg->text, PX_CAP_FE) : NULL;
+	uint32_t now = (uint32_t)th_ctx->now_ms;
+
+	if (!fe)
+		return 0;
+	switch (m) {
+	case SMP_FE_CONN:
+		*out = atomic_load(&fe->feconn);
+		break;
+	case SMP_FE_REQ_RATE:
+		*out = freq_ctr_read(&fe->fe_cnt.req_rate, 1000, now);
+		break;
+	case SMP_FE_SESS_RATE:
+		*out = freq_ctr_read(&fe->fe_sess_rate, 1000, now);
 		break;
 	}
 	return 1;
@@ -351,6 +381,7 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
+	.fe_metric = ops_fe_metric,
 	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
 	.stream_int = ops_stream_int,
 };
@@ -401,12 +432,13 @@ void stream_smp_ctx_init(struct stream *s, struct smp_ctx *c, int dir)
 
 		c->res = &t->res;
 		body_view(&t->res, buf_head(&s->res) + off, s->res.data > off ? s->res.data - off : 0,
-		          (t->flags & TX_F_REPLIED) ? !s->svc_body : http_srv_rx_done(s),
+		          (t->flags & TX_F_REPLIED) ? !http_service_pending(s) : http_srv_rx_done(s),
 		          &c->res_body, &c->res_body_complete);
 	}
 	c->first_req = !!(t->flags & TX_F_FIRST_REQ);
 	if (t->comp_on)
 		c->res_comp_algo = comp_algo_name(t->comp_algo);
+	c->res_cache_name = t->cache.hit_name;
 	c->txn_id = t->id;
 	if (t->uri_copy_len) {
 		const char *sp = memchr(t->uri_copy, ' ', t->uri_copy_len);

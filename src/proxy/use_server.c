@@ -62,6 +62,8 @@ static int use_server_resolve(void)
 			struct use_server_rule *r = list_elem(rp, struct use_server_rule, list);
 
 			r->srv = server_find(px, r->name);
+			if (r->srv)
+				r->srv->non_purgeable = 1;   /* del server refuses it */
 			if (!r->srv) {
 				cfg_alert(r->file, r->line, "unable to find server '%s' referenced in a "
 				          "'use-server' rule of backend '%s'.", r->name, px->name);

@@ -215,7 +215,7 @@ if [[ cli =~ ^($CAT_RE)$ ]]; then
 	# sluice's CLI tables instead.
 	echo
 	echo "== CLI commands (not probed: compared with sluice's CLI tables)"
-	sed -n 's/.*{ *{ *\("[^}]*"\) *}, *CLI_LEVEL.*/\1/p' src/mgmt/*.c |
+	sed -n 's/.*{ *{ *\("[^}]*"\) *}, *CLI_LEVEL.*/\1/p' src/*/*.c |
 		tr -d '",' | sort -u >"$TMP/cli"
 	awk -F'\t' '$1 == "cli" { print $2 }' "$KEYWORDS" | sort -u >"$TMP/cli_hap"
 	have=0 total=0 missing=""

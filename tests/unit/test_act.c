@@ -811,7 +811,7 @@ static void test_config_errors(void)
 	        "'http-request' rules");
 	REFUSED(ACT_HTTP_AFTER, "deny", "action 'deny' is not allowed in 'http-after-response'");
 	REFUSED(ACT_HTTP_RES, "bar", "unknown action 'bar'; 'http-response' expects add-acl(*), "
-	        "add-header, allow, capture, del-acl(*), del-header, del-map(*), deny, redirect, "
+	        "add-header, allow, cache-store, capture, del-acl(*), del-header, del-map(*), deny, redirect, "
 	        "replace-header, replace-value, return, sc-inc-gpc(*), sc-inc-gpc0, sc-inc-gpc0(*), "
 	        "sc-inc-gpc1, sc-inc-gpc1(*), sc-set-gpt(*), sc-set-gpt0, sc-set-gpt0(*), "
 	        "set-header, set-log-level, "
@@ -838,7 +838,7 @@ static void test_config_errors(void)
 	REFUSED(ACT_HTTP_REQ, "track-sc0 src table", "missing table name");
 	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc0(3)", "invalid stick table track ID");
 	REFUSED(ACT_HTTP_REQ, "sc-inc-gpc(1)", "Missing gpc ID");
-	REFUSED(ACT_HTTP_REQ, "cache-use c", "not supported by sluice");
+	REFUSED(ACT_HTTP_REQ, "cache-use", "expects a cache name.");
 	REFUSED(ACT_TCP_REQ_CONN, "expect-proxy layer7", "only 'layer4' is supported");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode tcp", "expects 'http'");
 	REFUSED(ACT_TCP_REQ_CONT, "switch-mode http proto h3", "unknown protocol 'h3'");

@@ -96,7 +96,10 @@ static int ops_uid(struct smp_ctx *ctx, struct ist *out)
 	return 1;
 }
 
-static const struct smp_ops ops = { ops_addr, ops_name, ops_id, ops_be, ops_srv, ops_uid };
+static const struct smp_ops ops = {
+	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be, .srv_metric = ops_srv,
+	.unique_id = ops_uid,
+};
 static struct var_store sess_vars, txn_vars, req_vars, res_vars;
 static struct smp_ctx ctx;
 

@@ -27,6 +27,7 @@ enum lock_kind {
 	LK_SSL_SESS,        /* a shard of the TLS session cache (src/net/ssl_sess.c) */
 	LK_SRV_STATE,       /* a backend's server state changes (src/proxy/srv_state.c) */
 	LK_STKTABLE,        /* a shard of a stick table (src/proxy/stktable.c) */
+	LK_CACHE,           /* a shard of an HTTP cache's index (src/http/cache_store.c) */
 	LK_OTHER,
 	LK_KINDS
 };

@@ -258,9 +258,11 @@ enum smp_name_kind { SMP_NAME_FE, SMP_NAME_BE, SMP_NAME_SRV, SMP_NAME_LISTENER,
                      SMP_NAME_FE_DEFBE };
 enum smp_id_kind   { SMP_ID_FE, SMP_ID_BE, SMP_ID_SRV, SMP_ID_LISTENER };
 enum smp_be_metric { SMP_BE_NBSRV, SMP_BE_CONN, SMP_BE_QUEUE, SMP_BE_AVG_QUEUE,
-                     SMP_BE_CONNSLOTS, SMP_BE_CONN_FREE };
+                     SMP_BE_CONNSLOTS, SMP_BE_CONN_FREE, SMP_BE_SESS_RATE };
 enum smp_srv_metric { SMP_SRV_CONN, SMP_SRV_QUEUE, SMP_SRV_IS_UP, SMP_SRV_CONN_FREE,
-                      SMP_SRV_WEIGHT, SMP_SRV_IWEIGHT, SMP_SRV_UWEIGHT };
+                      SMP_SRV_WEIGHT, SMP_SRV_IWEIGHT, SMP_SRV_UWEIGHT,
+                      SMP_SRV_SESS_RATE };
+enum smp_fe_metric { SMP_FE_CONN, SMP_FE_REQ_RATE, SMP_FE_SESS_RATE };
 /* Integer facts of the stream (fetch_stream.c) */
 enum smp_stream_int {
 	SMP_SI_DST_CONN,            /* connections on the listener that accepted it */
@@ -294,6 +296,9 @@ struct smp_ops {
 	int (*srv_metric)(const struct smp_ctx *ctx, const struct smp_arg *be,
 	                  const struct smp_arg *srv, enum smp_srv_metric m,
 	                  int64_t *out);
+	/* <fe>: the frontend argument as written, or NULL for the stream's */
+	int (*fe_metric)(const struct smp_ctx *ctx, const struct smp_arg *fe,
+	                 enum smp_fe_metric m, int64_t *out);
 	/* unique-id: generated on first use (unique-id-format) and kept */
 	int (*unique_id)(struct smp_ctx *ctx, struct ist *out);
 	/* The TLS session of the client connection (FRONT) or of the server
@@ -342,6 +347,8 @@ struct smp_ctx {
 	int64_t now_us;              /* wall clock, us since epoch (0: read it) */
 	const char *res_comp_algo;   /* the response is compressed with this
 	                              * algorithm (res.comp, res.comp_algo), or NULL */
+	const char *res_cache_name;  /* the response comes from this cache
+	                              * (res.cache_hit, res.cache_name), or NULL */
 
 	/* variable stores: sess, txn, req, res (proc is process-wide) */
 	struct var_store *vars[VAR_SCOPES];

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sluice/expr/vars.h>
 #include <sluice/http/http_cookie.h>
+#include <sluice/http/cache_txn.h>
 #include <sluice/http/h1.h>
 struct http_reply;
 #include <sluice/http/msg.h>
@@ -117,6 +118,8 @@ struct http_txn {
 	const struct proxy *stats_px; /* the proxy whose stats page answers, or NULL */
 	int stats_admin;             /* its `stats admin` condition matched */
 	int stats_rules_done;        /* its `stats http-request` rules ran */
+	struct cache_txn cache;      /* the HTTP cache: key, hit, object being
+	                              * stored (cache_txn_release() on every path) */
 	char *retry_copy;            /* the whole request as first sent, kept for a
 	                              * layer-7 retry (retry-on), or NULL (malloc) */
 	size_t retry_len;

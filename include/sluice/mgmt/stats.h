@@ -60,6 +60,16 @@ void stats_row_free(struct stat_row *r);
 /* CSV as `show stat` prints it: the header line, and one row (freed). */
 struct cli_out;
 void stats_csv_header(struct cli_out *out);
+
+/* Output forms of show stat / show info: HAProxy's CSV (or "Name: value"
+ * lines), `typed`, `json` (src/mgmt/stats_typed.c). */
+enum { STATS_FMT_TEXT = 0, STATS_FMT_TYPED, STATS_FMT_JSON };
+/* One row in typed or JSON form (<json>); <first_row>: no comma before it.
+ * Frees the row. */
+void stats_typed_row(struct cli_out *out, struct stat_row *r, int json, int first_row);
+/* One field of show info in <format>; *first: no comma before it (JSON). */
+void stats_info_field(struct cli_out *out, int format, int *first, const char *name,
+                      const char *value);
 void stats_csv_row(struct cli_out *out, struct stat_row *r);
 
 /* Process figures of `show info`: seconds since start, and the tasks

@@ -76,9 +76,14 @@ int stats_page_render(const struct proxy *px, const char *opts, size_t olen, int
 
 /* The admin form's parser, separate from what it changes (for the fuzzer):
  * <find_backend> resolves "b" (a name or "#<id>"), NULL if none; <apply>
- * does <action> (STATS_ACT_*) to the server named <name> of it, and says
- * whether there was such a server. Returns the status word. */
-enum { STATS_ACT_READY, STATS_ACT_DRAIN, STATS_ACT_MAINT };
+ * does <action> (STATS_ACT_*) to the server named <name> of it: 1 done,
+ * 0 no such server, -1 not counted (the action does not apply to it).
+ * Returns the status word. */
+enum { STATS_ACT_READY, STATS_ACT_DRAIN, STATS_ACT_MAINT, STATS_ACT_DHLTH, STATS_ACT_EHLTH,
+       STATS_ACT_HRUNN, STATS_ACT_HNOLB, STATS_ACT_HDOWN, STATS_ACT_DAGENT, STATS_ACT_EAGENT,
+       STATS_ACT_ARUNN, STATS_ACT_ADOWN, STATS_ACT_SHUTDOWN, STATS_ACT_COUNT };
+/* The form's words for them ("ready", "dhlth", "shutdown"...). */
+extern const char *const stats_act_names[STATS_ACT_COUNT];
 struct stats_form_ops {
 	void *(*find_backend)(void *ctx, const char *name);
 	int (*apply)(void *ctx, void *be, int action, const char *name);

@@ -66,6 +66,13 @@ struct ssl_srv_conf {
 	struct sample_expr *sni;
 	int no_reuse;                /* no-ssl-reuse */
 	struct ssl_methods m;
+	/* health checks: `check-ssl` 1, `no-check-ssl` -1, 0 unset (they
+	 * follow `ssl` unless checked elsewhere); `check-sni` (a string, no
+	 * SNI without it); `check-alpn`, NULL: `alpn` */
+	int check_ssl;
+	char *check_sni;
+	unsigned char *check_alpn;
+	size_t check_alpn_len;
 	struct ssl_crt_entry *crt_entry;   /* `crt` in the store, or NULL */
 	/* built at start-up; replaced whole by a commit of its certificate,
 	 * read with an atomic load */

@@ -99,6 +99,8 @@ void chk_status_column(char *buf, size_t len, int admin, int checked, int op,
 
 #define CHK_DESC_LEN 128     /* the info text of a result, NUL included */
 
+#define CHK_AGENT_SEND_MAX  1024   /* `agent-send` */
+
 /* A server's check settings: `check`, `inter`... on its line or on
  * `default-server`. Read-only after parsing. */
 struct check_conf {
@@ -109,12 +111,25 @@ struct check_conf {
 	int rise, fall;
 	int port;                /* `port`; 0: the server's */
 	int send_proxy;          /* `check-send-proxy` */
+	int proto;               /* `check-proto`: CHK_PROTO_* */
 	int off;                 /* an option sluice lacks (check-ssl) turns the
 	                          * checks off: warned at parsing */
 	int has_addr;            /* `addr` */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	/* agent checks */
+	int agent;               /* `agent-check` (`no-agent-check` clears it) */
+	int agent_port;          /* `agent-port`; required by agent-check */
+	int agent_inter;         /* `agent-inter`, ms */
+	int agent_has_addr;      /* `agent-addr`; else the server's address */
+	struct sockaddr_storage agent_addr;
+	socklen_t agent_addrlen;
+	char agent_send[CHK_AGENT_SEND_MAX];   /* `agent-send`, verbatim */
+	size_t agent_send_len;
 };
+
+/* check-proto: the server's `proto` (unset), h1, h2, or none (TCP). */
+enum { CHK_PROTO_UNSET = 0, CHK_PROTO_H1, CHK_PROTO_H2, CHK_PROTO_NONE };
 
 #define CHK_DEF_INTER  2000
 #define CHK_DEF_RISE   2
@@ -143,6 +158,19 @@ int check_srv_parse_opt(struct check_conf *c, char **args, int nargs, int *i,
  * the health once. */
 int check_next_interval(const struct server *s, const struct check_state *st);
 
+/* The interval of <s>'s agent checks. */
+int check_agent_interval(const struct server *s);
+
+/* Asks the agent check of <s> to run at once. Any thread. */
+void check_agent_wake_now(struct server *s);
+
+/* 1 while an agent check of <s> is in progress. */
+int check_agent_in_progress(const struct server *s);
+
+/* The next check of <s> at `fastinter` from now (or `inter`), unless it
+ * comes sooner: on-error's "force fastinter". Any thread. */
+void check_fastinter_now(struct server *s);
+
 /* Asks the check of <s> to run at once (a server leaving maintenance is
  * checked straight away, as HAProxy does). Any thread. */
 void check_wake_now(struct server *s);
@@ -154,6 +182,11 @@ int check_in_progress(const struct server *s);
 /* The number of checks that run (after parsing): each holds a descriptor
  * while it runs, which maxsock counts (HAProxy does). */
 int check_count(void);
+
+/* The checks and agent of a server added at run time (add server): their
+ * tasks on the calling thread, disabled until `enable health` / `enable
+ * agent`, as HAProxy 2.6 adds them. Returns 0, or -1 with a message. */
+int check_add_dynamic(struct server *s, char *err, size_t errlen);
 
 /* Frees what check.c attached to <s> at post-parse (configuration free). */
 void check_srv_free(struct server *s);

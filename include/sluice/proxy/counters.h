@@ -6,6 +6,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sluice/core/freq.h>
 #include <sluice/net/conn_counters.h>
 
 struct counters {
@@ -33,6 +34,15 @@ struct counters {
 	_Atomic uint64_t comp_out;       /* comp_out: bytes it gave out */
 	_Atomic uint64_t comp_byp;       /* comp_byp: always 0, as HAProxy 2.6 shows it */
 	_Atomic uint64_t comp_rsp;       /* comp_rsp: responses compressed */
+	_Atomic uint64_t cache_lookups;  /* cache_lookups: cache-use rules run */
+	_Atomic uint64_t cache_hits;     /* cache_hits: of which served from the cache */
+	/* per second, on the loop clock (src/core/freq.c): sessions of a
+	 * backend or a server (rate, be_sess_rate, srv_sess_rate), HTTP
+	 * requests of a frontend (req_rate, fe_req_rate), and their maxima */
+	struct freq_ctr sess_rate;
+	struct freq_ctr req_rate;
+	_Atomic uint32_t sess_rate_max;
+	_Atomic uint32_t req_rate_max;
 	_Atomic int cur_max;             /* smax */
 	_Atomic int queue_max;           /* qmax */
 	_Atomic int64_t last_sess;       /* wall-clock seconds, lastsess */
@@ -84,6 +94,27 @@ struct mux_counters {
 #define CNT_ADD(field, n) atomic_fetch_add_explicit(&(field), (n), memory_order_relaxed)
 #define CNT_INC(field)    CNT_ADD(field, 1)
 #define CNT_DEC(field)    atomic_fetch_sub_explicit(&(field), 1, memory_order_relaxed)
+
+/* One event in the per-second counter <f> at <now> (ms of the loop clock),
+ * keeping in <max> the highest rate seen. */
+static inline void cnt_rate_add(struct freq_ctr *f, _Atomic uint32_t *max, uint64_t now)
+{
+	uint32_t r, m;
+
+	freq_ctr_add(f, 1000, (uint32_t)now, 1);
+	r = freq_ctr_read(f, 1000, (uint32_t)now);
+	m = atomic_load_explicit(max, memory_order_relaxed);
+	while (r > m && !atomic_compare_exchange_weak_explicit(max, &m, r, memory_order_relaxed,
+	                                                       memory_order_relaxed))
+		;
+}
+
+/* An HTTP request of a frontend: req_tot and req_rate. */
+static inline void cnt_fe_req(struct counters *c, uint64_t now)
+{
+	CNT_INC(c->cum_req);
+	cnt_rate_add(&c->req_rate, &c->req_rate_max, now);
+}
 
 /* Raises *max to <v> if larger. */
 static inline void cnt_update_max(_Atomic int *max, int v)

@@ -187,6 +187,9 @@ struct proxy {
 	int uuid;
 	unsigned int cap;           /* PX_CAP_* */
 	enum px_mode mode;
+	int srv_state_load;      /* load-server-state-from-file: SRV_STATE_LOAD_* */
+	int chk_send_state;      /* http-check send-state */
+	char *srv_state_file_name;   /* server-state-file-name, NULL: its name */
 	char *conf_file;
 	int conf_line;
 	int disabled;
@@ -235,7 +238,9 @@ struct proxy {
 
 	/* backend */
 	struct server **srv;
-	int nsrv;
+	int nsrv;                /* changed at run time by add/del server only
+	                          * (src/proxy/srv_dyn.c) */
+	int srv_cap;             /* room of srv[]: it never moves once threads run */
 	struct sl_lock lb_lock;     /* protects servers' lb_* fields (kind lb) */
 	struct queue queue;         /* backend queue: any server may serve */
 	_Atomic int beconn;

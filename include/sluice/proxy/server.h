@@ -89,6 +89,38 @@ struct server {
 	                          * flight is ignored, the server shows as
 	                          * unchecked (written by the CLI) */
 	struct check_state chk_st; /* last result and health (be->state_lock) */
+	int chk_op;              /* the op state its health checks call for
+	                          * (be->state_lock); op_state is that unless
+	                          * the agent says down */
+	struct srv_check *agent; /* its agent check (check.c), NULL: none */
+	_Atomic int agent_disabled;  /* `disable agent` (CLI) */
+	struct check_state agent_st; /* the agent's last result and health
+	                          * (rise 1, fall 1; be->state_lock) */
+	_Atomic int admin_by_agent;  /* the agent set the admin state (display) */
+	int slowstart;               /* `slowstart`, ms; 0: none */
+	/* observe: the traffic judges the server too */
+	int observe;                 /* SRV_OBS_* */
+	int error_limit;             /* `error-limit`, default 10 */
+	int on_error;                /* SRV_ONERR_* */
+	_Atomic int consec_errors;   /* errors in a row seen by observe */
+	_Atomic uint64_t hana_fail;  /* times error-limit was reached (hanafail) */
+	_Atomic int64_t warm_since_ms;  /* monotonic ms it came back up after
+	                             * being stopped (slowstart), 0: not warming */
+	/* track: its states follow another server's */
+	char *track_name;            /* `track [<backend>/]<server>` as written */
+	struct server *track;        /* the server it tracks, NULL: none */
+	struct server *trackers;     /* the servers that track it (a list) */
+	struct server *track_next;   /* the next one tracking its tracked server */
+	int fadmin;                  /* admin state forced (CLI, agent, config, state file) */
+	int iadmin;                  /* admin state inherited from its tracked server;
+	                              * admin is the higher of both (state_lock) */
+	int dynamic;                 /* added by `add server` */
+	_Atomic int deleted;         /* removed by `del server`: kept until exit */
+	int non_purgeable;           /* referenced by the configuration (use-server,
+	                              * track): `del server` refuses it */
+	struct server *grave_next;   /* the deleted servers, freed at exit */
+	int on_marked_down_kill;     /* on-marked-down shutdown-sessions */
+	int on_marked_up_kill_backups;  /* on-marked-up shutdown-backup-sessions */
 	/* state history, written under be->state_lock, read racily for
 	 * display: monotonic ms of the last op/admin change (0: the start),
 	 * time spent stopped (DOWN or MAINT) before it (ms, counted in whole
@@ -99,6 +131,23 @@ struct server {
 	_Atomic uint64_t down_trans;
 	_Atomic uint64_t chk_fail;
 };
+
+/* `observe` modes and `on-error` actions */
+enum { SRV_OBS_NONE = 0, SRV_OBS_LAYER4, SRV_OBS_LAYER7 };
+enum { SRV_ONERR_FAILCHK = 0, SRV_ONERR_FASTINTER, SRV_ONERR_SUDDTH, SRV_ONERR_MARKDWN };
+
+/* What the traffic tells of a server (HAProxy's health analysis
+ * statuses): each is a success, an error or nothing for each mode. */
+enum hana_status {
+	HANA_L4_OK, HANA_L4_ERR, HANA_HTTP_OK, HANA_HTTP_STS, HANA_HTTP_HDRRSP,
+	HANA_HTTP_RSP, HANA_HTTP_READ_ERROR, HANA_HTTP_READ_TIMEOUT, HANA_HTTP_BROKEN_PIPE,
+};
+
+/* One observation of the traffic to <s> under `observe`: a success clears
+ * its count of errors in a row, an error adds one, and the one that
+ * reaches `error-limit` runs `on-error` (src/proxy/srv_state.c). Any
+ * thread; a few atomics unless the limit is reached. */
+void srv_observe(struct server *s, enum hana_status st);
 
 #define SRV_PROTO_AUTO  0    /* HTTP/1.1, or what ALPN chooses */
 #define SRV_PROTO_H1    1
@@ -116,10 +165,21 @@ static inline void srv_used_conns_inc(struct server *s)
 }
 
 struct server *server_new_default(void);
+/* The parameters of a server line from args[first] on (also add server). */
+struct cfg_ctx;
+int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nargs,
+                     int first, char *err, size_t errlen);
 void server_copy_settings(struct server *dst, const struct server *src);
 
 /* Weight used by the balancer now: 0 if not usable for new sessions. */
 int  srv_lb_weight(const struct server *srv);
+/* slowstart: the percentage (1..100) of its weight and maxconn a server
+ * coming back up gets, growing linearly over `slowstart` ms; 100 when it
+ * is not warming up. */
+int  srv_throttle(const struct server *srv);
+/* 1 when the weights of <be>'s algorithm change with the load (slowstart
+ * applies to them): roundrobin, leastconn, random. */
+int  be_dynamic_weights(const struct proxy *be);
 /* Usable for new sessions by the balancers: admin state ready, UP, weight
  * above 0. Lock-free (relaxed loads: a decision may use a state a moment
  * old, never a torn one). */

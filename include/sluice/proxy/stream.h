@@ -81,7 +81,8 @@ struct stream {
 	int retries_done;
 	int redispatched;
 	char term[3];
-	_Atomic int kill_req;      /* `shutdown session(s)`: set by any thread
+	_Atomic int kill_req;      /* `shutdown session(s)`, on-marked-*: the
+	                            * termination char ('K', 'D', 'U'); set by any thread
 	                            * (under the owner's stream-list lock, which
 	                            * keeps the stream alive), acted on by the
 	                            * owner when its task runs */
@@ -124,6 +125,12 @@ struct stream {
 	char *svc_body;
 	size_t svc_len, svc_off;
 	const char *svc_log_name;  /* server name in the log ("<PROMEX>") */
+	/* or a cache hit: the object (referenced) whose bytes svc_off to
+	 * svc_len are the body still to send (src/http/cache.c) */
+	struct cache_obj *svc_cache;
+	const struct cache_cfg *svc_cache_cfg;
+	const void *svc_cache_chunk;   /* where the last copy ended (its chunk, */
+	uint64_t svc_cache_chunk_off;  /* and that chunk's offset in the object) */
 	struct stkctr stkctr[STKT_MAX_CTR];   /* track-sc0..2 (stktable_act.c) */
 	/* stick store-request keys waiting for the server (stick_rules.c) */
 	struct stick_store stick_store[STICK_MAX_STORE];
@@ -212,8 +219,10 @@ int  stream_count(void);
  * the owner thread ends it (termination state 'K'). Returns 0, or -1 if
  * no stream has that id. */
 int  stream_shutdown_by_id(uintptr_t id);
-/* `shutdown sessions server`: the same for every stream using <srv>.
- * Returns how many were asked. */
-int  stream_shutdown_server(const struct server *srv);
+/* `shutdown sessions server`: the same for every stream using <srv>,
+ * ended with termination state <why>: 'K' (killed), 'D' (its server went
+ * down, on-marked-down shutdown-sessions), 'U' (an active server came up,
+ * on-marked-up shutdown-backup-sessions). Returns how many were asked. */
+int  stream_shutdown_server(const struct server *srv, char why);
 
 #endif

@@ -131,6 +131,8 @@ void http_service_run(struct stream *s, const struct http_service *svc);
 int  http_service_feed(struct stream *s, struct buffer *dst);
 /* Drops the service's body, sent or not (end of transaction, new reply). */
 void http_service_release(struct stream *s);
+/* Whether a service's or a cache hit's body has bytes left to send. */
+int  http_service_pending(const struct stream *s);
 
 /* stream_smp.c */
 struct smp_ctx;
