@@ -46,12 +46,14 @@
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/mworker.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/check.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
 
 #define MAX_CFG_FILES 64
+#define MAX_OLD_PIDS  64
 
 static const char *pidfile_path;   /* what the signal handler unlinks */
 
@@ -110,7 +112,9 @@ static void usage(const char *prog)
 	        "        -c checks the configuration and exits\n"
 	        "        -cc <expr> evaluates a condition: exit 0 if true, 1 if false, 2 on error\n"
 	        "        -q quiet mode : don't display messages\n"
-	        "        -W / -S master-worker mode: not available in this version\n",
+	        "        -W master-worker mode ; -Ws the same, with systemd notifications\n"
+	        "        -S <bind>[,<opts>] master CLI socket (with -W)\n"
+	        "        -sf/-st [pid ]* stops (soft / hard) these pids once started\n",
 	        prog);
 	exit(1);
 }
@@ -187,8 +191,9 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 	static int listeners_stopped;
 
 	if (soft_stop_requested && !atomic_load(&global.stopping)) {
-		atomic_store(&global.stopping, 1);
 		stop_start = th_ctx->now_ms;
+		atomic_store(&global.stop_ms, stop_start);
+		atomic_store(&global.stopping, 1);
 	}
 	/* `grace`: stopping (the `stopping` fetch says so) but still
 	 * accepting for that long, then the real soft stop */
@@ -197,7 +202,8 @@ static struct task *stop_watch(struct task *t, void *ctx, unsigned int state)
 		listeners_stopped = 1;
 		listeners_soft_stop();
 	}
-	if (listeners_stopped && atomic_load(&global.actconn) == 0) {
+	if (listeners_stopped && listeners_soft_stop_done() &&
+	    atomic_load(&global.actconn) == 0) {
 		atomic_store(&global.hard_stop, 1);
 		threads_wake_all();
 		return t;
@@ -387,6 +393,11 @@ int main(int argc, char **argv)
 	const char *cond_expr = NULL;
 	const char *pidfile = NULL;
 	int check_only = 0, daemon_opt = 0;
+	struct master_opts mopts = { .nmcli = 0 };
+	int old_pids[MAX_OLD_PIDS], nold_pids = 0, old_sig = 0;
+	const char *xsock = NULL;   /* -x: the old process's stats socket */
+
+	mworker_child_detect();   /* started by a master: a worker */
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -424,11 +435,28 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "-vv")) {
 			print_version(1);
 			return 0;
-		} else if (!strcmp(a, "-W") || !strcmp(a, "-Ws") || !strcmp(a, "-S") ||
-		           !strcmp(a, "-sf") || !strcmp(a, "-st")) {
-			fprintf(stderr, "[ALERT] option '%s' (master-worker mode / reload) is not "
-			        "available in this version of sluice.\n", a);
-			return 1;
+		} else if (!strcmp(a, "-W")) {
+			global.master_worker = 1;
+		} else if (!strcmp(a, "-Ws")) {
+			global.master_worker = 1;
+			global.systemd_notify = 1;
+		} else if (!strcmp(a, "-S") && i + 1 < argc) {
+			if (mopts.nmcli == (int)(sizeof(mopts.mcli) / sizeof(mopts.mcli[0]))) {
+				fprintf(stderr, "[ALERT] too many -S options.\n");
+				return 1;
+			}
+			mopts.mcli[mopts.nmcli++] = argv[++i];
+		} else if (!strcmp(a, "-sf") || !strcmp(a, "-st")) {
+			/* the pids that follow, up to the next option */
+			old_sig = a[2] == 'f' ? SIGUSR1 : SIGTERM;
+			while (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') {
+				long pid = strtol(argv[++i], NULL, 10);
+
+				if (nold_pids < MAX_OLD_PIDS && pid > 0)
+					old_pids[nold_pids++] = (int)pid;
+			}
+		} else if (!strcmp(a, "-x") && i + 1 < argc) {
+			xsock = argv[++i];
 		} else if (!strcmp(a, "--")) {
 			while (++i < argc && ncfg < MAX_CFG_FILES)
 				cfg_files[ncfg++] = argv[i];
@@ -479,6 +507,17 @@ int main(int argc, char **argv)
 	}
 	if (global.daemon && global.mode != MODE_CHECK && !global.debug)
 		global.mode = MODE_DAEMON;
+	if (global.mworker_child) {
+		/* the master daemonized, holds the pid file and the -S sockets */
+		global.mode = MODE_FOREGROUND;
+		pidfile = NULL;
+		free(global.pidfile);
+		global.pidfile = NULL;
+	} else if (global.master_worker) {
+		mopts.pidfile = pidfile ? pidfile : global.pidfile;
+		mopts.daemon = global.mode == MODE_DAEMON;
+		master_run(argv, &mopts);
+	}
 
 	if (setup_limits() < 0)
 		return 1;
@@ -496,6 +535,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "[ALERT] cannot create thread contexts: %s\n", strerror(errno));
 		return 1;
 	}
+	if (global.mworker_child && mworker_child_recv_listeners() < 0) {
+		fprintf(stderr, "[ALERT] cannot read the listening sockets from the master.\n");
+		return 1;
+	}
+	if (xsock && !global.mworker_child) {
+		char err[300];
+
+		/* as HAProxy: without the old sockets, bind new ones */
+		if (mworker_fetch_sockets(xsock, err, sizeof(err)) < 0 && !global.quiet)
+			fprintf(stderr, "[WARNING] -x: %s; binding new sockets.\n", err);
+	}
 	if (listeners_bind_all() || open_log_targets()) {
 		fprintf(stderr, "[ALERT] Fatal errors found in configuration.\n");
 		return 1;
@@ -511,6 +561,14 @@ int main(int argc, char **argv)
 			return 1;
 		pidfile_path = pidfile;
 	}
+	mworker_close_untaken();   /* -x: what the configuration no longer binds */
+	if (global.mworker_child && mworker_child_ready() < 0) {
+		fprintf(stderr, "[ALERT] cannot reach the master.\n");
+		return 1;
+	}
+	/* -sf / -st: the old processes go once this one listens */
+	for (int i = 0; i < nold_pids; i++)
+		kill(old_pids[i], old_sig);
 	thread_register_init(&stop_watch_hook);
 	/* everything sluice holds outside connections is open now */
 	fd_budget_start(global.maxsock - 2 * global.maxconn);

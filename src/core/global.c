@@ -24,6 +24,7 @@ struct global global = {
 	.stats_timeout_ms = 10000,
 	.comp_maxlevel = 1,       /* HAProxy's default */
 	.comp_maxcpu = 100,
+	.mworker_max_reloads = -1,
 	.logs = LIST_HEAD_INIT(global.logs),
 };
 

@@ -142,6 +142,41 @@ static int kw_daemon(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 	return 0;
 }
 
+/* master-worker [no-exit-on-failure]: as -W (src/mgmt/master.c). */
+static int kw_master_worker(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
+{
+	if (nargs > 2) {
+		snprintf(err, errlen, "only supports 'no-exit-on-failure' option.");
+		return -1;
+	}
+	if (nargs == 2) {
+		if (strcmp(args[1], "no-exit-on-failure") != 0) {
+			snprintf(err, errlen, "only supports 'no-exit-on-failure' option.");
+			return -1;
+		}
+		global.mworker_no_exit_on_failure = 1;
+	}
+	global.master_worker = 1;
+	return 0;
+}
+
+/* mworker-max-reloads <n>: an old worker that went through more reloads
+ * than that is stopped with SIGTERM. */
+static int kw_mworker_max_reloads(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                                  size_t errlen)
+{
+	long v;
+
+	if (nargs != 2) {
+		snprintf(err, errlen, "expects an integer argument.");
+		return -1;
+	}
+	if (cfg_parse_uint(args[1], 1 << 30, &v, err, errlen) < 0)
+		return -1;
+	global.mworker_max_reloads = (int)v;
+	return 0;
+}
+
 static int kw_string(struct cfg_ctx *ctx, char **args, int nargs, char *err, size_t errlen)
 {
 	char **field = strcmp(args[0], "pidfile") == 0 ? &global.pidfile :
@@ -321,6 +356,8 @@ static const struct cfg_kw global_kws[] = {
 	{ "tune.queue.wakeup",   NULL, CFG_SEC_GLOBAL, kw_wakeup_mode },
 	{ "daemon",              NULL, CFG_SEC_GLOBAL, kw_daemon },
 	{ "pidfile",             NULL, CFG_SEC_GLOBAL, kw_string },
+	{ "master-worker",       NULL, CFG_SEC_GLOBAL, kw_master_worker },
+	{ "mworker-max-reloads", NULL, CFG_SEC_GLOBAL, kw_mworker_max_reloads },
 	{ "node",                NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "localpeer",           NULL, CFG_SEC_GLOBAL, kw_string },
 	{ "log-tag",             NULL, CFG_SEC_GLOBAL, kw_string },

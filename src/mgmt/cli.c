@@ -40,6 +40,7 @@
 #include <sluice/core/clock.h>
 #include <sluice/core/sched.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/mworker.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/conn.h>
 #include <sluice/net/listener.h>
@@ -164,6 +165,7 @@ static int cli_show_cli_level(char **args, int nargs, struct cli_out *out, int l
 static int cli_show_cli_sockets(char **args, int nargs, struct cli_out *out, int level);
 static int cli_set_timeout(char **args, int nargs, struct cli_out *out, int level);
 static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, int level);
+static int cli_getsocks(char **args, int nargs, struct cli_out *out, int level);
 
 static const struct cli_kw cli_base_kws[] = {
 	{ { "help" }, CLI_LEVEL_USER, cli_help, "help [<command>]                        : list matching or all commands" },
@@ -176,6 +178,7 @@ static const struct cli_kw cli_base_kws[] = {
 	{ { "show", "cli", "level" }, CLI_LEVEL_USER, cli_show_cli_level, "show cli level                          : display the level of the current CLI session" },
 	{ { "show", "cli", "sockets" }, CLI_LEVEL_USER, cli_show_cli_sockets, "show cli sockets                        : dump list of cli sockets" },
 	{ { "set", "timeout" }, CLI_LEVEL_USER, cli_set_timeout, "set timeout [cli] <delay>               : change a timeout setting" },
+	{ { "_getsocks" }, CLI_LEVEL_ADMIN, cli_getsocks, NULL },
 	{ { "set", "severity-output" }, CLI_LEVEL_USER, cli_set_severity_output, "set severity-output [none|number|string]: set presence of severity level in feedback information" },
 	{ { NULL } }
 };
@@ -339,6 +342,25 @@ static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, 
 
 /* The prefix of an answer of severity <sev> under the session's
  * `set severity-output`, as HAProxy writes it ("[3]: ", "[err]: "). */
+/* _getsocks: a new process started with -x takes this one's listening
+ * sockets (src/mgmt/mworker.c), on a stats socket with `expose-fd
+ * listeners` only. The descriptors go on the connection itself, before
+ * any text; the answer is nothing else. */
+static int cli_getsocks(char **args, int nargs, struct cli_out *out, int level)
+{
+	if (!cli_cur->lst->bc->expose_fd) {
+		cli_printf(out, "Permission denied: this socket does not expose its listeners "
+		           "('expose-fd listeners').\n");
+		return -1;
+	}
+	if (mworker_send_sockets(cli_cur->c.ph.fd) < 0) {
+		cli_printf(out, "Cannot send the listening sockets.\n");
+		return -1;
+	}
+	listeners_mark_exposed();
+	return 0;
+}
+
 static void cli_prefix_severity(struct cli_sess *cs, size_t start, int sev)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "err", "warning",

@@ -47,6 +47,7 @@
 #include <sluice/core/sched.h>
 #include <sluice/core/thread.h>
 #include <sluice/mgmt/cli.h>
+#include <sluice/mgmt/mworker.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
 #include <sluice/proxy/proxy.h>
@@ -58,6 +59,8 @@ static struct task *resume_task[MAX_THREADS];
 static struct task *stop_task[MAX_THREADS];
 static struct task *admin_task[MAX_THREADS];
 static struct sl_lock fd_lock = SL_LOCK_INIT(LK_OTHER, "listener_fds");
+static _Atomic int stop_done;                 /* threads whose soft stop ran */
+static _Atomic int sockets_exposed;           /* _getsocks handed them over (-x) */
 
 static int fe_state(const struct listener *l)
 {
@@ -380,6 +383,26 @@ void listener_conn_closed(struct listener *l)
 	listeners_resume_all();
 }
 
+/* A shared socket (inherited, or handed over to the next worker of a
+ * master) was just unregistered from this thread's epoll on soft stop.
+ * With EPOLLEXCLUSIVE a connection wakes one waiter only: if that waiter
+ * was this thread, no other process's epoll was told, and the connection
+ * would wait in the queue for the next one. So the queue is emptied here,
+ * after the unregistration: a connection that arrives later wakes the
+ * processes still polling the socket. Connections taken here are served
+ * as usual (up to tune.maxaccept, then the rest is left to the others). */
+static void listener_drain_shared(struct listener *l, int tid)
+{
+	if (fe_state(l) != PX_FE_READY)
+		return;
+	l->active[tid] = 1;   /* as accept_cb() expects; pausing unregisters */
+	l->ph[tid].fd = l->shared_fd;
+	accept_cb(&l->ph[tid], EPOLLIN);
+	if (l->paused[tid])
+		atomic_fetch_sub(&nb_paused, 1);
+	l->active[tid] = l->paused[tid] = 0;
+}
+
 /* Bulk task of each thread: closes its listening sockets on soft stop. */
 static struct listener_stop_hook *stop_hooks;
 
@@ -399,18 +422,35 @@ static struct task *stop_process(struct task *t, void *ctx, unsigned int state)
 
 	list_for_each_safe(pos, tmp, &listeners) {
 		struct listener *l = list_elem(pos, struct listener, list);
+		int was_active = l->active[tid];
 
-		if (!l->fe)
-			continue;   /* the CLI stays available while draining */
+		/* the CLI stays available while draining, except in a worker
+		 * of a master: the new worker answers on the same sockets, and
+		 * the master CLI reaches this one (@!pid) */
+		if (!l->fe && !global.mworker_child && !atomic_load(&sockets_exposed))
+			continue;
 		if (l->active[tid])
 			poller_del(&l->ph[tid]);
 		if (l->paused[tid])
 			atomic_fetch_sub(&nb_paused, 1);
 		l->active[tid] = l->paused[tid] = l->disabled[tid] = 0;
+		if (was_active && l->shared_fd >= 0)
+			listener_drain_shared(l, tid);
 		listener_close_own(l, tid);
 		l->closed = 1;
 	}
+	atomic_fetch_add(&stop_done, 1);
 	return t;
+}
+
+void listeners_mark_exposed(void)
+{
+	atomic_store(&sockets_exposed, 1);
+}
+
+int listeners_soft_stop_done(void)
+{
+	return atomic_load(&stop_done) >= global.nbthread;
 }
 
 void listeners_soft_stop(void)
@@ -615,6 +655,75 @@ static int adopt_inherited(const struct bind_conf *bc, char *err, size_t errlen)
 	return fd;
 }
 
+void listener_key(const struct bind_conf *bc, char *buf, size_t len)
+{
+	char a[300];
+
+	addr_full_str(&bc->addr, a, sizeof(a));
+	snprintf(buf, len, "%s|%s|v6only=%d|v4v6=%d", bc->is_cli ? "cli" : "fe", a,
+	         bc->v6only, bc->v4v6);
+}
+
+/* A worker of a master: the socket the master holds for <bc>'s address,
+ * as the previous worker left it. What may differ between the two
+ * configurations is applied again (backlog, permissions, TCP options);
+ * what cannot (the address, v6only) is in the key. Returns the socket,
+ * or -1 to bind a new one. */
+static int adopt_handed_over(const struct bind_conf *bc)
+{
+	char key[400];
+	int fd;
+
+	if (bc->addr.kind == ADDR_FD)
+		return -1;
+	listener_key(bc, key, sizeof(key));
+	fd = mworker_take_listener(key);
+	if (fd < 0)
+		return -1;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (bc->addr.kind == ADDR_UNIX && bc->mode_perm >= 0)
+		chmod(((const struct sockaddr_un *)&bc->addr.ss)->sun_path, (mode_t)bc->mode_perm);
+	if (bc->addr.kind == ADDR_INET) {
+		setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &(int){ bc->defer_accept ? 1 : 0 },
+		           sizeof(int));
+		if (bc->mss)
+			setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &bc->mss, sizeof(bc->mss));
+	}
+	/* listen() again on a listening socket only sets its backlog: the
+	 * queue and the connections in it stay */
+	listen(fd, bc->backlog > 0 ? bc->backlog : bc->fe && bc->fe->backlog > 0 ?
+	       bc->fe->backlog : (bc->maxconn > 0 ? bc->maxconn : 1024));
+	return fd;
+}
+
+int listeners_for_each_socket(int (*fn)(const char *key, int fd, void *arg), void *arg)
+{
+	struct list *pos, *tmp;
+	char key[400];
+	int ret = 0;
+
+	/* fd_lock: a per-thread socket is not closed meanwhile (soft stop) */
+	lock_take(&fd_lock);
+	list_for_each_safe(pos, tmp, &listeners) {
+		struct listener *l = list_elem(pos, struct listener, list);
+
+		if (l->bc->addr.kind == ADDR_FD || l->closed)
+			continue;
+		listener_key(l->bc, key, sizeof(key));
+		if (l->shared_fd >= 0) {
+			if (fn(key, l->shared_fd, arg) < 0)
+				ret = -1;
+			continue;
+		}
+		for (int i = 0; i < global.nbthread && !ret; i++)
+			if (l->fds[i] >= 0 && fn(key, l->fds[i], arg) < 0)
+				ret = -1;
+	}
+	lock_release(&fd_lock);
+	return ret;
+}
+
 static int listener_create(struct bind_conf *bc)
 {
 	char err[256] = "";
@@ -634,12 +743,20 @@ static int listener_create(struct bind_conf *bc)
 
 	if (bc->addr.kind == ADDR_FD) {
 		l->shared_fd = adopt_inherited(bc, err, sizeof(err));
-	} else if (bc->addr.kind != ADDR_INET || global.noreuseport) {
+	} else if ((bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child) &&
+	           (l->shared_fd = adopt_handed_over(bc)) >= 0) {
+		/* the socket the previous worker listened on, from the master,
+		 * or from the old process (-x) */
+	} else if (bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child) {
 		/* one socket that every thread polls (EPOLLEXCLUSIVE) */
 		l->shared_fd = bind_one_socket(bc, 0, err, sizeof(err));
 	} else {
 		for (int i = 0; i < global.nbthread; i++) {
 			if (!thread_allowed(bc, i))
+				continue;
+			/* -x: the old process's sockets of this address first */
+			l->fds[i] = adopt_handed_over(bc);
+			if (l->fds[i] >= 0)
 				continue;
 			l->fds[i] = bind_one_socket(bc, 1, err, sizeof(err));
 			if (l->fds[i] < 0) {
@@ -648,7 +765,8 @@ static int listener_create(struct bind_conf *bc)
 			}
 		}
 	}
-	if ((bc->addr.kind != ADDR_INET || global.noreuseport) && l->shared_fd < 0)
+	if ((bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child) &&
+	    l->shared_fd < 0)
 		failed = 1;
 	if (failed) {
 		cfg_alert(bc->file, bc->line, "%s '%s': %s.",
@@ -666,7 +784,7 @@ static int bind_conf_sockets(const struct bind_conf *bc)
 {
 	int n = 0;
 
-	if (bc->addr.kind != ADDR_INET)
+	if (bc->addr.kind != ADDR_INET || global.noreuseport || global.mworker_child)
 		return 1;
 	for (int i = 0; i < global.nbthread; i++)
 		n += thread_allowed(bc, i);

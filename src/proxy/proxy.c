@@ -1066,6 +1066,7 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 					snprintf(err, errlen, "'expose-fd' only accepts 'listeners'.");
 					return -1;
 				}
+				bc->expose_fd = 1;
 			} else if (strcmp(o, "id") == 0) {
 				if (cfg_parse_uint(args[i], 1 << 30, &v, err, errlen) < 0)
 					return -1;

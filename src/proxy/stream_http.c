@@ -541,17 +541,32 @@ static void http_wait_req_run(struct stream *s)
 	}
 }
 
+/* How long an idle keep-alive connection stays open after a soft stop
+ * began (see http_wait_req()). */
+#define STOP_IDLE_CLOSE_MS 1000
+
 static void http_wait_req(struct stream *s)
 {
 	h1_fe_conn_count(s);
 	if (atomic_load(&global.stopping) && s->txn_count && !s->cli_m.rx.data &&
 	    !(s->cli.flags & CONN_F_RD_READY)) {
-		/* soft stop: an idle keep-alive connection closes now, as
-		 * HAProxy closes it */
-		if (s->txn)
-			s->txn->flags |= TX_F_LOGGED;
-		s->st = SST_CLOSED;
-		return;
+		/* soft stop: an idle keep-alive connection closes, but not at
+		 * once. A client may be sending its next request right now,
+		 * and would see the connection close under it (HTTP's
+		 * keep-alive race: with a reload every few seconds, busy
+		 * clients hit it). For STOP_IDLE_CLOSE_MS, a request that
+		 * comes gets its response with "Connection: close" instead;
+		 * what is still idle then has been idle that long, and goes. */
+		uint64_t close_at = atomic_load(&global.stop_ms) + STOP_IDLE_CLOSE_MS;
+
+		if (now_ms() >= close_at) {
+			if (s->txn)
+				s->txn->flags |= TX_F_LOGGED;
+			s->st = SST_CLOSED;
+			return;
+		}
+		if (!s->http_exp || s->http_exp > close_at)
+			s->http_exp = close_at;
 	}
 	if (!http_wait_req_due(s)) {
 		check_kept_server_conn(s);

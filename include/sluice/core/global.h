@@ -76,6 +76,12 @@ struct global {
 	int comp_maxrate;       /* maxcomprate (kB/s, 0: none) */
 	int comp_maxcpu;        /* maxcompcpuusage (percent): accepted, not enforced */
 	int localpeer_cmdline;  /* -L given: `localpeer` is ignored, as HAProxy */
+	/* master-worker (src/mgmt/master.c, src/mgmt/mworker.c) */
+	int master_worker;      /* -W or `master-worker`: a master supervises workers */
+	int mworker_no_exit_on_failure; /* `master-worker no-exit-on-failure` */
+	int mworker_max_reloads; /* `mworker-max-reloads`, -1: no limit */
+	int mworker_child;      /* this process is a worker started by a master */
+	int systemd_notify;     /* -Ws: sd_notify the master's states */
 
 	/* runtime */
 	_Atomic int maxconn_rt; /* effective maxconn; `set maxconn global` */
@@ -89,6 +95,7 @@ struct global {
 	_Atomic uint64_t cum_req;      /* HTTP requests (show info CumReq) */
 	_Atomic uint64_t dropped_logs;
 	_Atomic int stopping;   /* soft stop in progress */
+	_Atomic uint64_t stop_ms; /* when it began (monotonic ms, the threads' clock) */
 	struct freq_ctr comp_rate;      /* bytes given to compressors per second
 	                                 * (maxcomprate, src/http/comp.c) */
 	_Atomic int hard_stop;  /* leave the loops now */

@@ -63,6 +63,10 @@ void listeners_resume_all(void);
 
 /* Soft stop: every thread closes its listening sockets. */
 void listeners_soft_stop(void);
+/* Whether every thread has unregistered (and drained) its listening
+ * sockets since listeners_soft_stop(): until then a thread may still
+ * accept a connection, so the process must not end. */
+int  listeners_soft_stop_done(void);
 
 /* The CLI's `disable frontend`, `enable frontend` and `shutdown frontend`:
  * changes fe->fe_state to <state> (PX_FE_*) and applies it to the
@@ -73,5 +77,18 @@ void listeners_soft_stop(void);
  * sockets, and closes its per-thread ones on shutdown. Returns 0, or -1
  * with a message in <err> if a socket could not listen again. */
 int listeners_fe_set_state(struct proxy *fe, int state, char *err, size_t errlen);
+
+/* Master-worker handover (src/mgmt/mworker.c). The key names a socket
+ * by what a new configuration must share with the old one to reuse it:
+ * "fe|<address>|v6only=N|v4v6=N" (or "cli|..." for a stats socket). */
+struct bind_conf;
+void listener_key(const struct bind_conf *bc, char *buf, size_t len);
+/* Calls <fn> for each listening socket this process bound (not the
+ * inherited fd@ ones, which the master already holds). Stops at the
+ * first -1, which it returns. */
+int  listeners_for_each_socket(int (*fn)(const char *key, int fd, void *arg), void *arg);
+/* A new process took this one's sockets (_getsocks, for -x): on soft stop
+ * the stats sockets stop too, as they are the new process's now. */
+void listeners_mark_exposed(void);
 
 #endif
