@@ -144,6 +144,8 @@ struct bind_conf {
 	int is_cli;
 	int cli_level;
 	int mode_perm;              /* `mode 600` for unix sockets, -1 if unset */
+	long unix_uid, unix_gid;    /* `user`/`uid`, `group`/`gid` of unix sockets, -1 */
+	int sevfmt;                 /* `severity-output` (CLI_SEVFMT_*), -1 if unset */
 	int expose_fd;              /* `expose-fd listeners`: _getsocks hands the
 	                             * listening sockets over (-x) */
 	struct ssl_bind_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
