@@ -60,6 +60,8 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_PERSIST           0x200000 /* option persist */
 #define PX_O_PREFER_LAST       0x400000 /* option prefer-last-server */
 #define PX_O_ABORTONCLOSE      0x800000 /* option abortonclose */
+#define PX_O_H1_CASE_CLI       0x1000000 /* option h1-case-adjust-bogus-client */
+#define PX_O_H1_CASE_SRV       0x2000000 /* option h1-case-adjust-bogus-server */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
