@@ -29,6 +29,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/net/ssl_capture.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_keylog.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/net/ssl_sess.h>
 #include <sluice/net/ssl_tkeys.h>
@@ -1063,6 +1064,10 @@ SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
 	if (sslg.capture_size && ssl_capture_enable(ctx, sslg.capture_size) < 0) {
 		snprintf(err, errlen, "cannot set up the ClientHello capture.");
+		goto fail;
+	}
+	if (ssl_keylog_on() && ssl_keylog_enable(ctx) < 0) {
+		snprintf(err, errlen, "cannot set up the TLS key log.");
 		goto fail;
 	}
 	SSL_CTX_set_tlsext_servername_callback(ctx, ssl_crt_sni_cb);
