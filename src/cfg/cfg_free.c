@@ -40,6 +40,7 @@
 #include <sluice/proxy/srv_dyn.h>
 #include <sluice/net/resolvers.h>
 #include <sluice/http/h1_case.h>
+#include <sluice/proxy/srv_opts.h>
 #include <sluice/net/unix_sock.h>
 
 static void free_logs(struct list *logs)
@@ -83,6 +84,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->cookie);
 	free(srv->track_name);
 	free(srv->resolvers_name);
+	srv_opts_free(srv);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
