@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/cfg/cfg_free.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/sched.h>
