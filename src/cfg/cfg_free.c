@@ -40,6 +40,7 @@
 #include <sluice/proxy/srv_dyn.h>
 #include <sluice/net/resolvers.h>
 #include <sluice/http/h1_case.h>
+#include <sluice/proxy/px_logfmt.h>
 #include <sluice/proxy/srv_opts.h>
 #include <sluice/net/unix_sock.h>
 
@@ -181,6 +182,7 @@ void cfg_free_proxy(struct proxy *px)
 	}
 	free_logs(&px->logs);
 	free(px->log_format);
+	px_error_log_format_free(px);
 	free(px->log_format_file);
 	lf_free(&px->logfmt);
 	free_binds(&px->binds);
