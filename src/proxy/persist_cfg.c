@@ -1,5 +1,6 @@
 /* Persistence settings of backends: `option persist`, `force-persist`,
- * `ignore-persist` and `option prefer-last-server`; and `option
+ * `ignore-persist`, `option prefer-last-server` and its
+ * `max-keep-alive-queue`; and `option
  * abortonclose` (a queued request whose client closed is dropped)
  * (HAProxy 2.6 manual, section 4.2). Configuration time; the stream reads them when it looks at
  * a persistence cookie and when it picks a server (stream_req.c,
@@ -17,6 +18,7 @@
 
 static int kw_option(KW_ARGS);
 static int kw_persist_cond(KW_ARGS);
+static int kw_max_ka_queue(KW_ARGS);
 
 static const struct cfg_kw persist_kws[] = {
 	{ "option", "persist",            CFG_SEC_BE, kw_option, 1 },
@@ -24,6 +26,7 @@ static const struct cfg_kw persist_kws[] = {
 	{ "option", "abortonclose",       CFG_SEC_BE, kw_option, 1 },
 	{ "force-persist",  NULL,         CFG_SEC_BE_ONLY, kw_persist_cond },
 	{ "ignore-persist", NULL,         CFG_SEC_BE_ONLY, kw_persist_cond },
+	{ "max-keep-alive-queue", NULL,   CFG_SEC_BE, kw_max_ka_queue },
 	{ NULL }
 };
 CFG_REGISTER(persist_kws)
@@ -68,5 +71,24 @@ static int kw_persist_cond(KW_ARGS)
 	px->persist_rules = grown;
 	grown[px->npersist_rules].cond = c;
 	grown[px->npersist_rules++].force = args[0][0] == 'f';
+	return 0;
+}
+
+/* max-keep-alive-queue <n>: how long the queue of the server a keep-alive
+ * connection used may be for its next request to wait there rather than
+ * go to another server (prefer-last-server); -1 (default): no limit, 0:
+ * never wait. */
+static int kw_max_ka_queue(KW_ARGS)
+{
+	char *end;
+	long v;
+
+	if (nargs != 2)
+		return errmsg_set(err, errlen, "'%s' expects an integer argument.", args[0]);
+	v = strtol(args[1], &end, 10);
+	if (!*args[1] || *end)
+		return errmsg_set(err, errlen, "'%s' : unexpected character '%c' in integer value "
+		                  "'%s'", args[0], *end ? *end : ' ', args[1]);
+	ctx->px->max_ka_queue = v < -1 ? -1 : v > 1000000 ? 1000000 : (int)v;
 	return 0;
 }

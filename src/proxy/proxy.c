@@ -106,6 +106,7 @@ const char *proxy_mode_name(enum px_mode m)
 static void proxy_set_defaults(struct proxy *px)
 {
 	px->retries = 3;
+	px->max_ka_queue = -1;
 	px->mode = PX_MODE_TCP;
 	px->lb_algo = LB_ROUNDROBIN;
 	px->random_draws = 2;
@@ -171,6 +172,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	px->retries = def->retries;
 	px->retry_on = def->retry_on;
 	px->options = def->options;
+	px->max_ka_queue = def->max_ka_queue;
 	px->redispatch_interval = def->redispatch_interval;
 	px->fullconn = def->fullconn;
 	px->lb_algo = def->lb_algo;
@@ -941,11 +943,38 @@ static int parse_thread_set(const char *s, uint64_t *mask, char *err, size_t err
 
 /* Options of a `bind` line that sluice knows but has not implemented yet:
  * refused by name rather than ignored. */
+/* A process set of HAProxy's (one process here): all, odd, 1 or 1-1. */
+int px_process_set_ok(const char *s, size_t len)
+{
+	return (len == 3 && (!strncmp(s, "all", 3) || !strncmp(s, "odd", 3))) ||
+	       (len == 1 && s[0] == '1') || (len == 3 && !strncmp(s, "1-1", 3));
+}
+
+/* `process <procs>[/<threads>]` (deprecated in 2.6): one process, and the
+ * threads of the set accept, as `thread` would say. */
+static int parse_bind_process(struct bind_conf *bc, const char *v, char *err, size_t errlen)
+{
+	const char *slash = strchr(v, '/');
+	size_t plen = slash ? (size_t)(slash - v) : strlen(v);
+
+	if (!px_process_set_ok(v, plen)) {
+		snprintf(err, errlen, "'process' : '%s' is not a valid number/range. It supports "
+		         "numbers from 1 to 1.", v);
+		return -1;
+	}
+	if (slash && parse_thread_set(slash + 1, &bc->thread_mask, err, errlen) < 0)
+		return -1;
+	cfg_warning(bc->file, bc->line, "'process %s' on 'bind' lines is deprecated and will be "
+	            "removed in 2.7.%s%s%s", v, slash ? " Please use 'thread " : "",
+	            slash ? slash + 1 : "", slash ? "' instead." : "");
+	return 0;
+}
+
 static int bind_unsupported(const char *o)
 {
 	static const char *const names[] = {
 		"transparent", "interface", "namespace",
-		"quic-cc-algo", "process", "nice", NULL
+		"quic-cc-algo", "nice", NULL
 	};
 
 	for (int i = 0; names[i]; i++)
@@ -1017,6 +1046,7 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 		}
 		if (strcmp(o, "name") == 0 || strcmp(o, "backlog") == 0 ||
 		    strcmp(o, "maxconn") == 0 || strcmp(o, "thread") == 0 ||
+		    strcmp(o, "process") == 0 ||
 		    strcmp(o, "level") == 0 || strcmp(o, "mode") == 0 ||
 		    strcmp(o, "id") == 0 || strcmp(o, "expose-fd") == 0 ||
 		    strcmp(o, "user") == 0 || strcmp(o, "group") == 0 ||
@@ -1040,6 +1070,9 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 				bc->maxconn = (int)v;
 			} else if (strcmp(o, "thread") == 0) {
 				if (parse_thread_set(args[i], &bc->thread_mask, err, errlen) < 0)
+					return -1;
+			} else if (strcmp(o, "process") == 0) {
+				if (parse_bind_process(bc, args[i], err, errlen) < 0)
 					return -1;
 			} else if (strcmp(o, "level") == 0) {
 				/* checked everywhere, used on stats sockets (as HAProxy) */

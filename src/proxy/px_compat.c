@@ -14,7 +14,22 @@
 
 static int kw_compat_option(KW_ARGS);
 
+/* bind-process (deprecated in 2.6): one process, so it means nothing */
+static int kw_bind_process(KW_ARGS)
+{
+	for (int i = 1; i < nargs; i++) {
+		if (!px_process_set_ok(args[i], strlen(args[i])) && strcmp(args[i], "even"))
+			return errmsg_set(err, errlen, "bind-process : '%s' is not a valid "
+			                  "number/range.%s", args[i], strchr(args[i], '/') ? "" :
+			                  " It supports numbers from 1 to 1.");
+	}
+	cfg_warning(ctx->file, ctx->line, "'bind-process' has no effect, is deprecated, and "
+	            "will be removed in version 2.7.");
+	return 0;
+}
+
 static const struct cfg_kw px_compat_kws[] = {
+	{ "bind-process", NULL, CFG_SEC_PROXY, kw_bind_process },
 	{ "option", "splice-auto",             CFG_SEC_PROXY, kw_compat_option, 1 },
 	{ "option", "splice-request",          CFG_SEC_PROXY, kw_compat_option, 1 },
 	{ "option", "splice-response",         CFG_SEC_PROXY, kw_compat_option, 1 },

@@ -736,12 +736,23 @@ static int persist_forced(const struct stream *s)
 	return s->force_persist || (s->be->options & PX_O_PERSIST);
 }
 
+/* max-keep-alive-queue: the kept connection's server is preferred while
+ * it has a free slot, or its queue is shorter than the limit less one. */
+static int ka_queue_ok(const struct stream *s)
+{
+	const struct server *srv = s->sc_srv;
+	int maxc = atomic_load(&srv->maxconn);
+
+	return s->be->max_ka_queue < 0 || !maxc || atomic_load(&srv->served) < maxc ||
+	       atomic_load(&srv->queue.len) + 1 < s->be->max_ka_queue;
+}
+
 /* option prefer-last-server: the server the kept connection goes to, when
  * usable, rather than a new choice of the balancer. */
 static int last_server_preferred(const struct stream *s)
 {
 	return (s->be->options & PX_O_PREFER_LAST) && s->sc_srv && s->sc_srv->be == s->be &&
-	       s->sc_srv != s->prev_srv && srv_is_usable(s->sc_srv);
+	       s->sc_srv != s->prev_srv && srv_is_usable(s->sc_srv) && ka_queue_ok(s);
 }
 
 void do_assign(struct stream *s)

@@ -216,6 +216,7 @@ struct proxy {
 	int retries;
 	int redispatch_interval;    /* option redispatch <interval>, default -1 */
 	unsigned int options;       /* PX_O_* */
+	int max_ka_queue;           /* max-keep-alive-queue, -1: none */
 	int maxconn;                /* frontend: max concurrent sessions */
 	int fullconn;
 	enum lb_algo lb_algo;
@@ -364,6 +365,9 @@ void proxy_cfg_end(struct cfg_ctx *ctx);
  * line from args[first]. Both return 0 or -1 with a message. */
 int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int line,
                      int is_cli, struct list *out, char *err, size_t errlen);
+/* 1 if <s> (<len> bytes) is a process set of one process: all, odd, 1, 1-1 */
+int px_process_set_ok(const char *s, size_t len);
+
 int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
                        char *err, size_t errlen);
 /* Frees (and unlinks) every bind_conf of <l> (a failed line's). */
