@@ -28,12 +28,12 @@
 extern const int expr_fetch_internal_anchor, expr_fetch_http_anchor,
 	expr_fetch_ssl_anchor, expr_conv_str_anchor, expr_conv_arith_anchor, expr_conv_hash_anchor,
 	expr_conv_json_anchor, expr_conv_proto_anchor, expr_map_anchor,
-	expr_vars_anchor, expr_fetch_ssl_hello_anchor;
+	expr_vars_anchor, expr_fetch_ssl_hello_anchor, expr_conv_jwt_anchor;
 __attribute__((used)) static const int *const expr_anchors[] = {
 	&expr_fetch_internal_anchor, &expr_fetch_http_anchor, &expr_fetch_ssl_anchor,
 	&expr_conv_str_anchor, &expr_conv_arith_anchor, &expr_conv_hash_anchor,
 	&expr_conv_json_anchor, &expr_conv_proto_anchor, &expr_map_anchor,
-	&expr_vars_anchor, &expr_fetch_ssl_hello_anchor,
+	&expr_vars_anchor, &expr_fetch_ssl_hello_anchor, &expr_conv_jwt_anchor,
 };
 
 static struct smp_fetch_table *fetch_tables;
