@@ -109,11 +109,14 @@ static const struct act_kw misc_kws[] = {
 	{ "set-tos",      REQ | RES | CON | SES | CNT | TRS, parse_int_arg, exec_sockopt, free },
 	{ "set-nice",     REQ | RES | CNT | TRS, parse_set_nice, exec_noop },
 	{ "disable-l7-retry", REQ, parse_none, exec_noop },
+	/* sluice accepts no early data: a request is never read before the
+	 * handshake is done, which is what this waits for */
+	{ "wait-for-handshake", REQ, parse_none, exec_noop },
 	/* known to HAProxy 2.6, refused with a reason */
 	{ "do-resolve(",  REQ | CNT, parse_unsupported, NULL, NULL, UNSUP },
 	{ "early-hint",   REQ, parse_unsupported, NULL, NULL, UNSUP },
 	{ "send-spoe-group", REQ | RES | CNT | TRS, parse_unsupported, NULL, NULL, UNSUP },
-	{ "wait-for-handshake", REQ, parse_unsupported, NULL, NULL, UNSUP },
+
 	{ "expect-netscaler-cip", CON, parse_unsupported, NULL, NULL, UNSUP },
 	{ NULL }
 };

@@ -536,6 +536,11 @@ int ssl_srv_parse_opt(struct server *srv, char **args, int nargs, int *i,
 		c->check_ssl = o[0] == 'c' ? 1 : -1;
 		return 1;
 	}
+	if (!strcmp(o, "allow-0rtt")) {
+		/* no early data is sent: a request waits for the handshake, as
+		 * HAProxy's do without this option (doc/configuration.md) */
+		return 1;
+	}
 	if (!strcmp(o, "check-sni")) {
 		if (*i + 1 >= nargs) {
 			snprintf(err, errlen, "'check-sni' : missing SNI.");
