@@ -35,6 +35,8 @@ static int check_url_enc(struct smp_args *args, char *err, size_t errlen);
 static int check_concat(struct smp_args *args, char *err, size_t errlen);
 static int check_add_item(struct smp_args *args, char *err, size_t errlen);
 static int check_var1(struct smp_args *args, char *err, size_t errlen);
+static int smp_conv_capture(const struct smp_args *args, struct sample *smp,
+                            struct smp_ctx *ctx);
 static int check_date_unit(struct smp_args *args, char *err, size_t errlen);
 
 static const struct smp_conv_kw str_convs[] = {
@@ -67,6 +69,9 @@ static const struct smp_conv_kw str_convs[] = {
 	{ "host_only", smp_conv_host_only, { 0 }, 0, NULL, SMP_T_STR, SMP_T_STR },
 	{ "port_only", smp_conv_port_only, { 0 }, 0, NULL, SMP_T_STR, SMP_T_SINT },
 	{ "language", smp_conv_language, { ARGT_STR, ARGT_STR }, 1, NULL, SMP_T_STR, SMP_T_STR },
+	{ "capture-req", smp_conv_capture, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_T_STR },
+	{ "capture-res", smp_conv_capture, { ARGT_SINT }, 1, NULL, SMP_T_STR, SMP_T_STR,
+	  (const void *)1 },
 	{ NULL }
 };
 SMP_REGISTER_CONVS(str_convs)
@@ -967,5 +972,19 @@ static int smp_conv_language(const struct smp_args *args, struct sample *smp, st
 		best_len = args->a[1].data.str.len;
 	}
 	smp_set_const_str(smp, SMP_T_STR, best, best_len);
+	return 1;
+}
+
+/* capture-req(<id>), capture-res(<id>): the input, also stored in the
+ * frontend's capture slot <id> (declare capture); a slot that does not
+ * exist is ignored, as HAProxy does. */
+static int smp_conv_capture(const struct smp_args *args, struct sample *smp,
+                            struct smp_ctx *ctx)
+{
+	int res = args->kw_priv != NULL;
+
+	if (ctx->ops && ctx->ops->capture)
+		ctx->ops->capture(ctx, res, args->a[0].data.sint, smp->data.str.ptr,
+		                  smp->data.str.len);
 	return 1;
 }

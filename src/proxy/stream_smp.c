@@ -385,10 +385,34 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 	return c->ssl;
 }
 
+/* capture-req / capture-res: the frontend's declared slots, as the
+ * capture action fills them (truncated to the slot's length) */
+static int ops_capture(struct smp_ctx *ctx, int res, int64_t idx, const char *p, size_t len)
+{
+	struct stream *s = ctx->owner;
+	const struct proxy *fe = s->fe;
+	struct http_txn *txn = s->txn;
+	const struct px_capture *slots = res ? fe->res_cap : fe->req_cap;
+	char **vals;
+
+	if (!txn || idx < 0 || idx >= (res ? fe->nres_cap : fe->nreq_cap) ||
+	    idx >= TXN_MAX_CAPTURES)
+		return 0;
+	vals = res ? txn->res_cap : txn->req_cap;
+	if (!vals[idx] && !(vals[idx] = malloc((size_t)slots[idx].len + 1)))
+		return 0;
+	if (len > (size_t)slots[idx].len)
+		len = (size_t)slots[idx].len;
+	memcpy(vals[idx], p, len);
+	vals[idx][len] = '\0';
+	return 1;
+}
+
 static const struct smp_ops stream_smp_ops = {
 	.addr = ops_addr, .name = ops_name, .id = ops_id, .be_metric = ops_be_metric,
 	.fe_metric = ops_fe_metric,
 	.srv_metric = ops_srv_metric, .unique_id = stream_unique_id, .ssl = ops_ssl,
+	.capture = ops_capture,
 	.stream_int = ops_stream_int,
 };
 

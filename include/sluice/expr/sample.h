@@ -308,6 +308,9 @@ struct smp_ops {
 	 * Only to read, on the calling thread, during the evaluation. */
 	struct ssl_st *(*ssl)(const struct smp_ctx *ctx, enum smp_conn_side side);
 	int (*stream_int)(const struct smp_ctx *ctx, enum smp_stream_int which, int64_t *out);
+	/* capture-req/capture-res: stores <len> bytes in capture slot <idx> of
+	 * the request (<res> 0) or response; 0 when there is no such slot */
+	int (*capture)(struct smp_ctx *ctx, int res, int64_t idx, const char *p, size_t len);
 };
 
 struct var_store;
