@@ -198,6 +198,7 @@ static void ps_free(struct peer_sess *ps)
 		conn_close(&ps->c);
 	if (ps->lst)
 		listener_conn_closed(ps->lst);
+	task_destroy(ps->task);
 	free(ps->in);
 	free(ps->out);
 	free(ps->dict_rx);

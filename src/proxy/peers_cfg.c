@@ -140,6 +140,14 @@ static int kw_peer(KW_ARGS)
 	if (nargs > 2) {
 		char aerr[256];
 
+		if (!strncmp(args[2], "fd@", 3)) {
+			snprintf(aerr, sizeof(aerr), "'server %s/%s' : a file descriptor is not "
+			         "acceptable here in '%s'", cur->name, args[1], args[2]);
+			free(pr->name);
+			free(pr->file);
+			free(pr);
+			return errmsg_set(err, errlen, "%s", aerr);
+		}
 		if (addr_parse(args[2], &pr->addr, ADDR_O_PORT_REQUIRED, aerr, sizeof(aerr)) < 0) {
 			free(pr->name);
 			free(pr->file);
