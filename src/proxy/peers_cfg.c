@@ -124,9 +124,12 @@ static int kw_peer(KW_ARGS)
 	if (pr && !strcmp(pr->name, local_name()))
 		return errmsg_set(err, errlen, "'%s %s' : local peer name already referenced at "
 		                  "%s:%d. %s", args[0], args[1], pr->file, pr->line, args[1]);
-	if (pr)
-		return errmsg_set(err, errlen, "'%s %s' : peer name already referenced at %s:%d.",
-		                  args[0], args[1], pr->file, pr->line);
+	if (pr) {
+		/* HAProxy 2.6 accepts it silently; the first one is used */
+		cfg_warning(ctx->file, ctx->line, "'%s %s' : peer name already referenced at %s:%d, "
+		            "ignored.", args[0], args[1], pr->file, pr->line);
+		return 0;
+	}
 	pr = calloc(1, sizeof(*pr));
 	if (!pr || !(pr->name = strdup(args[1])) || !(pr->file = strdup(ctx->file))) {
 		if (pr)
@@ -142,16 +145,26 @@ static int kw_peer(KW_ARGS)
 
 		if (!strncmp(args[2], "fd@", 3)) {
 			snprintf(aerr, sizeof(aerr), "'server %s/%s' : a file descriptor is not "
-			         "acceptable here in '%s'", cur->name, args[1], args[2]);
+			         "acceptable here in '%s'", args[1], args[1], args[2]);
 			free(pr->name);
 			free(pr->file);
 			free(pr);
 			return errmsg_set(err, errlen, "%s", aerr);
 		}
 		if (addr_parse(args[2], &pr->addr, ADDR_O_PORT_REQUIRED, aerr, sizeof(aerr)) < 0) {
+			int noport = strstr(aerr, "missing port") != NULL;
+
 			free(pr->name);
 			free(pr->file);
 			free(pr);
+			const char *colon = strrchr(args[2], ':');
+
+			if (noport)
+				return errmsg_set(err, errlen, "'%s %s' : missing port specification in "
+				                  "'%s'", args[0], args[1], args[2]);
+			if (strstr(aerr, "is invalid in") && colon)
+				return errmsg_set(err, errlen, "'%s %s' : invalid port '%s'", args[0],
+				                  args[1], colon + 1);
 			return errmsg_set(err, errlen, "'%s %s' : %s", args[0], args[1], aerr);
 		}
 		pr->has_addr = 1;
@@ -253,8 +266,12 @@ static int peers_section_check(struct peers *s)
 	}
 	s->local->local = 1;
 	if (s->has_bind_line && s->local->has_addr) {
-		cfg_alert(s->local->file, s->local->line, "'server %s/%s' : unknown keyword. Hint: "
-		          "no address was expected for this server.", s->name, s->local->name);
+		char a[300];
+
+		addr_full_str(&s->local->addr, a, sizeof(a));
+		cfg_alert(s->local->file, s->local->line, "'server %s/%s' : unknown keyword '%s'. "
+		          "Hint: no address was expected for this server.", s->local->name,
+		          s->local->name, a);
 		return 1;
 	}
 	if (s->local->has_addr && !s->disabled) {
