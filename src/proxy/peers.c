@@ -88,6 +88,7 @@ struct peer_sess {
 	char (*dict_rx)[PEERS_DICT_STRMAX + 1];
 	const char *dict_tx[PEERS_DICT_SIZE];
 	int dict_tx_next;
+	int rd_more;                 /* stopped reading before the socket was drained */
 	_Atomic int kill;
 };
 
@@ -865,6 +866,8 @@ static int ps_rx_hello(struct peer_sess *ps)
 
 static int ps_read(struct peer_sess *ps)
 {
+	/* edge-triggered: whoever stops before EAGAIN must come back itself */
+	ps->rd_more = 1;
 	for (int reads = 0; reads < 4 && ps->in_len < PEERS_BUFSZ; reads++) {
 		ssize_t n = recv(ps->c.ph.fd, ps->in + ps->in_len, PEERS_BUFSZ - ps->in_len,
 		                 MSG_DONTWAIT);
@@ -876,8 +879,10 @@ static int ps_read(struct peer_sess *ps)
 		}
 		if (n == 0)
 			return -1;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			ps->rd_more = 0;
 			break;
+		}
 		return -1;
 	}
 	return 0;
@@ -956,8 +961,9 @@ static struct task *ps_process(struct task *t, void *ctx, unsigned int state)
 		ps_free(ps);
 		return NULL;
 	}
-	if (more || (ps->state == PS_ESTAB && ps->out_len == 0 && ps->in_len &&
-	             (ps->c.flags & CONN_F_RD_READY)))
+	/* more to push: again at once, unless the output waits for the
+	 * socket (its EPOLLOUT wakes the task) */
+	if ((more && PEERS_BUFSZ - ps->out_len >= 4096) || ps->rd_more)
 		task_wakeup(t, TASK_WOKEN_OTHER);
 	task_set_expire(t, ps->state == PS_ESTAB ? now + PEERS_TICK_MS : ps->deadline);
 	return t;

@@ -898,8 +898,9 @@ int stktable_upd_collect(struct stktable *t, int shard, int bit, int max,
 {
 	struct stkt_shard *sh = &t->shards[shard];
 	uint64_t mask = 1ull << bit;
+	uint64_t live = atomic_load_explicit(&t->peers_live, memory_order_relaxed);
 	struct list *pos, *tmp;
-	int n = 0;
+	int n = 0, skipped = 0;
 
 	if (t->upd_ofs < 0 || list_empty(&sh->upd))   /* racy peek: re-checked next run */
 		return 0;
@@ -909,12 +910,25 @@ int stktable_upd_collect(struct stktable *t, int shard, int bit, int max,
 		struct stksess *ts = (struct stksess *)(void *)((char *)u - t->upd_ofs -
 		                                                 offsetof(struct stksess, data));
 
-		if (n++ >= max) {
+		if (n >= max || skipped >= 8 * max) {
 			*more = 1;
 			break;
 		}
-		if (!(u->pend & mask))
+		/* a peer whose session ended gets everything again with its
+		 * next session: its bits are dropped here */
+		u->pend &= live;
+		if (!u->pend) {
+			list_del_init(&u->link);
+			skipped++;
 			continue;
+		}
+		if (!(u->pend & mask)) {
+			/* pending for another peer only: cheaper than our own, but
+			 * bounded too */
+			skipped++;
+			continue;
+		}
+		n++;
 		if (fn(t, ts, arg)) {
 			*more = 1;
 			break;
