@@ -10,6 +10,8 @@
 #include <sluice/core/global.h>
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/addr.h>
+#include <sluice/net/listener.h>
+#include <sluice/proxy/proxy.h>
 #include <sluice/proxy/peers.h>
 #include <sluice/proxy/stktable.h>
 
@@ -30,6 +32,26 @@ static void print_age(struct cli_out *out, const char *label, uint64_t date_ms, 
 		cli_printf(out, " %s=%llus", label, (unsigned long long)((now - date_ms) / 1000));
 }
 
+/* The local peer's listening address, as the socket says (fd@ binds). */
+static void local_addr(const struct peers *s, char *buf, size_t len)
+{
+	const struct bind_conf *bc;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[128];
+
+	if (list_empty(&s->binds))
+		return;
+	bc = list_elem(s->binds.next, struct bind_conf, list);
+	if (bc->lst && bc->lst->shared_fd >= 0 &&
+	    !getsockname(bc->lst->shared_fd, (struct sockaddr *)&ss, &sl) &&
+	    (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
+		snprintf(buf, len, "%s:%d", addr_host_str(&ss, host, sizeof(host)), addr_port(&ss));
+		return;
+	}
+	addr_full_str(&bc->addr, buf, len);
+}
+
 static void show_peer(struct cli_out *out, const struct peers *s, struct peer *p, uint64_t now)
 {
 	char addr[300] = "";
@@ -37,6 +59,8 @@ static void show_peer(struct cli_out *out, const struct peers *s, struct peer *p
 
 	if (p->has_addr)
 		addr_full_str(&p->addr, addr, sizeof(addr));
+	else if (p->local)
+		local_addr(s, addr, sizeof(addr));
 	cli_printf(out, "  %p: id=%s(%s,%s) addr=%s last_status=%s", (void *)p, p->name,
 	           p->local ? "local" : "remote", app == 2 ? "active" : "inactive", addr,
 	           peer_status_str(atomic_load_explicit(&p->status, memory_order_relaxed)));
@@ -66,8 +90,15 @@ static void show_section(struct cli_out *out, struct peers *s, uint64_t now)
 	strftime(date, sizeof(date), "%d/%b/%Y:%H:%M:%S", &tm);
 	cli_printf(out, "%p: [%s] id=%s disabled=%d flags=0x0 resync_timeout=<PAST> "
 	           "task_calls=0\n", (void *)s, date, s->name, s->disabled);
-	for (struct peer *p = s->peers; p; p = p->next)
-		show_peer(out, s, p, now);
+
+	struct peer *list[PEERS_MAX_REMOTE + 2];
+	int n = 0;
+
+	/* HAProxy lists them last declared first */
+	for (struct peer *p = s->peers; p && n < PEERS_MAX_REMOTE + 2; p = p->next)
+		list[n++] = p;
+	while (n--)
+		show_peer(out, s, list[n], now);
 	cli_printf(out, "\n");
 }
 
@@ -82,11 +113,19 @@ static int cli_show_peers(char **args, int nargs, struct cli_out *out, int level
 		i++;
 	name = i < nargs && *args[i] ? args[i] : NULL;
 	if (name && !peers_find(name)) {
-		cli_printf(out, "No such peers section '%s'.\n", name);
+		cli_printf(out, "No such peers\n");
 		return -1;
 	}
-	for (struct peers *s = peers_first(); s; s = s->next)
-		if (!name || !strcmp(s->name, name))
-			show_section(out, s, now);
+	/* sections too, last declared first */
+	{
+		struct peers *secs[256];
+		int n = 0;
+
+		for (struct peers *s = peers_first(); s && n < 256; s = s->next)
+			secs[n++] = s;
+		while (n--)
+			if (!name || !strcmp(secs[n]->name, name))
+				show_section(out, secs[n], now);
+	}
 	return 0;
 }
