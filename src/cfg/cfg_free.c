@@ -39,6 +39,8 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_dyn.h>
 #include <sluice/net/resolvers.h>
+#include <sluice/http/h1_case.h>
+#include <sluice/net/unix_sock.h>
 
 static void free_logs(struct list *logs)
 {
@@ -215,6 +217,8 @@ void cfg_free_all(void)
 	cfg_free_proxies();
 	srv_dyn_free_all();   /* the servers deleted at run time */
 	resolvers_free_all();
+	unix_sock_free();
+	h1_case_free();
 	/* after the rules that referenced them */
 	stktable_free_all();
 	free_binds(&cli_binds);

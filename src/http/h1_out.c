@@ -10,6 +10,7 @@
  */
 #include <string.h>
 #include <strings.h>
+#include <sluice/http/h1_case.h>
 #include <sluice/http/h1_out.h>
 
 #define LOWER(c) ((unsigned char)((c) >= 'A' && (c) <= 'Z' ? (c) + 0x20 : (c)))
@@ -319,6 +320,12 @@ static void w_header(struct writer *w, struct head_ctx *c, const struct http_hdr
 	unsigned int f = c->flags;
 	const struct http_msg *m = c->msg;
 	enum field_kind k = field_kind(h->name);
+	struct http_hdr adj;
+
+	if (f & H1O_F_CASE_ADJUST) {
+		adj = (struct http_hdr){ h1_case_adjust(h->name), h->value };
+		h = &adj;
+	}
 
 	switch (k) {
 	case FK_CONNECTION:
@@ -373,6 +380,13 @@ static void w_header(struct writer *w, struct head_ctx *c, const struct http_hdr
 	w_field(w, h->name, h->value);
 }
 
+/* "<name>: " of a field the serialiser adds */
+static void w_added_name(struct writer *w, unsigned int flags, struct ist name)
+{
+	w_ist(w, (flags & H1O_F_CASE_ADJUST) ? h1_case_adjust(name) : name);
+	W_LIT(w, ": ");
+}
+
 ssize_t h1_out_head(const struct http_msg *msg, unsigned int flags, char *out, size_t room)
 {
 	struct writer w = { out, out + room, 0 };
@@ -386,16 +400,21 @@ ssize_t h1_out_head(const struct http_msg *msg, unsigned int flags, char *out, s
 		if (msg->hdrs[i].name.len)   /* a deleted field has no name */
 			w_header(&w, &c, &msg->hdrs[i]);
 	if ((flags & H1O_F_ADD_CL) && !(flags & H1O_F_ADD_CHUNKED) && !c.cl_written) {
-		W_LIT(&w, "Content-Length: ");
+		w_added_name(&w, flags, IST("Content-Length"));
 		w_u64(&w, msg->content_length, 10);
 		W_LIT(&w, "\r\n");
 	}
-	if (flags & H1O_F_ADD_CHUNKED)
-		W_LIT(&w, "Transfer-Encoding: chunked\r\n");
-	if (flags & H1O_F_CONN_CLOSE)
-		W_LIT(&w, "Connection: close\r\n");
-	else if (flags & H1O_F_CONN_KA)
-		W_LIT(&w, "Connection: keep-alive\r\n");
+	if (flags & H1O_F_ADD_CHUNKED) {
+		w_added_name(&w, flags, IST("Transfer-Encoding"));
+		W_LIT(&w, "chunked\r\n");
+	}
+	if (flags & (H1O_F_CONN_CLOSE | H1O_F_CONN_KA)) {
+		w_added_name(&w, flags, IST("Connection"));
+		if (flags & H1O_F_CONN_CLOSE)
+			W_LIT(&w, "close\r\n");
+		else
+			W_LIT(&w, "keep-alive\r\n");
+	}
 	W_LIT(&w, "\r\n");
 	return w.full ? H1_OUT_NOROOM : (ssize_t)(w.p - out);
 }

@@ -772,9 +772,11 @@ static int h2c_submit_settings(struct h2c *c)
 	                                    c->set.max_frame_size };
 	iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
 	                                    c->set.max_header_list };
-	if (c->server_role)
-		iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL, 1 };
-	else
+	if (c->server_role) {
+		if (!c->set.no_ext_connect)
+			iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL,
+			                                    1 };
+	} else
 		iv[n++] = (nghttp2_settings_entry){ NGHTTP2_SETTINGS_ENABLE_PUSH, 0 };
 	if (nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, n) != 0)
 		return -1;

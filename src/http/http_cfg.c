@@ -59,6 +59,8 @@ static const struct cfg_kw http_cfg_kws[] = {
 	{ "option",  "http-server-close", CFG_SEC_PROXY, kw_http_conn, 1 },
 	{ "option",  "httpclose",         CFG_SEC_PROXY, kw_http_conn, 1 },
 	{ "option",  "http-buffer-request", CFG_SEC_PROXY, kw_option_flag, 1 },
+	{ "option",  "h1-case-adjust-bogus-client", CFG_SEC_FE, kw_option_flag, 1 },
+	{ "option",  "h1-case-adjust-bogus-server", CFG_SEC_BE, kw_option_flag, 1 },
 	{ "option",  "accept-invalid-http-request",  CFG_SEC_FE, kw_option_flag, 1 },
 	{ "option",  "accept-invalid-http-response", CFG_SEC_BE, kw_option_flag, 1 },
 	{ "option",  "dontlog-normal",    CFG_SEC_FE,    kw_option_flag, 1 },
@@ -132,6 +134,8 @@ static int kw_option_flag(KW_ARGS)
 		{ "log-separate-errors", PX_O_LOG_SEP_ERRORS },
 		{ "http-ignore-probes", PX_O_HTTP_IGN_PROBES },
 		{ "logasap", PX_O_LOGASAP },
+		{ "h1-case-adjust-bogus-client", PX_O_H1_CASE_CLI },
+		{ "h1-case-adjust-bogus-server", PX_O_H1_CASE_SRV },
 	};
 
 	if (nargs > 2)

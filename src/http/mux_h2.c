@@ -646,7 +646,23 @@ static int kw_tune_h2(struct cfg_ctx *ctx, char **args, int nargs, char *err, si
 	return 0;
 }
 
+/* h2-workaround-bogus-websocket-clients: HTTP/2 clients are not told that
+ * websockets may go over HTTP/2 (RFC 8441). HAProxy 2.6 refuses `no` in
+ * front, which its manual documents. */
+static int kw_h2_ws_workaround(struct cfg_ctx *ctx, char **args, int nargs, char *err,
+                               size_t errlen)
+{
+	if (nargs > 1) {
+		snprintf(err, errlen, "'%s' cannot handle unexpected argument '%s'.", args[0],
+		         args[1]);
+		return -1;
+	}
+	h2_tune.no_ext_connect = 1;
+	return 0;
+}
+
 static const struct cfg_kw h2_kws[] = {
+	{ "h2-workaround-bogus-websocket-clients", NULL, CFG_SEC_GLOBAL, kw_h2_ws_workaround },
 	{ "tune.h2.header-table-size",      NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
 	{ "tune.h2.initial-window-size",    NULL, CFG_SEC_GLOBAL, kw_tune_h2 },
 	{ "tune.h2.max-concurrent-streams", NULL, CFG_SEC_GLOBAL, kw_tune_h2 },

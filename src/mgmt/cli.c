@@ -327,15 +327,24 @@ static int cli_set_timeout(char **args, int nargs, struct cli_out *out, int leve
 	return 0;
 }
 
-static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, int level)
+int cli_sevfmt_parse(const char *w)
 {
 	static const char *const fmts[] = { "none", "number", "string" };
 
-	for (int i = 0; nargs >= 3 && i < 3; i++)
-		if (strcmp(args[2], fmts[i]) == 0) {
-			cli_cur->severity_fmt = i;
-			return 0;
-		}
+	for (int i = 0; i < 3; i++)
+		if (strcmp(w, fmts[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int cli_set_severity_output(char **args, int nargs, struct cli_out *out, int level)
+{
+	int f = nargs >= 3 ? cli_sevfmt_parse(args[2]) : -1;
+
+	if (f >= 0) {
+		cli_cur->severity_fmt = f;
+		return 0;
+	}
 	cli_printf(out, "one of 'none', 'number', 'string' is a required argument\n");
 	return -1;
 }
@@ -793,6 +802,8 @@ int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from)
 	}
 	cs->lst = l;
 	cs->level = l->bc->cli_level;
+	if (l->bc->sevfmt >= 0)
+		cs->severity_fmt = l->bc->sevfmt;
 	conn_init(&cs->c, cs->task);
 	cs->c.src = *from;
 	if (conn_attach(&cs->c, fd) < 0) {

@@ -50,6 +50,7 @@
 #include <sluice/mgmt/mworker.h>
 #include <sluice/net/addr.h>
 #include <sluice/net/listener.h>
+#include <sluice/net/unix_sock.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stream.h>
 
@@ -619,8 +620,11 @@ static int bind_one_socket(const struct bind_conf *bc, int reuseport, char *err,
 		close(fd);
 		return -1;
 	}
-	if (a->kind == ADDR_UNIX && bc->mode_perm >= 0)
-		chmod(((const struct sockaddr_un *)&a->ss)->sun_path, (mode_t)bc->mode_perm);
+	if (a->kind == ADDR_UNIX &&
+	    unix_sock_apply(bc, ((const struct sockaddr_un *)&a->ss)->sun_path, err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (a->kind == ADDR_INET) {
 		if (bc->tfo)
 			setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &backlog, sizeof(backlog));
@@ -683,8 +687,8 @@ static int adopt_handed_over(const struct bind_conf *bc)
 		return -1;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
-	if (bc->addr.kind == ADDR_UNIX && bc->mode_perm >= 0)
-		chmod(((const struct sockaddr_un *)&bc->addr.ss)->sun_path, (mode_t)bc->mode_perm);
+	if (bc->addr.kind == ADDR_UNIX)
+		unix_sock_apply(bc, ((const struct sockaddr_un *)&bc->addr.ss)->sun_path, NULL, 0);
 	if (bc->addr.kind == ADDR_INET) {
 		setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &(int){ bc->defer_accept ? 1 : 0 },
 		           sizeof(int));

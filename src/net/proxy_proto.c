@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
+#include <sluice/expr/hash.h>
 #include <sluice/net/proxy_proto.h>
 
 #define PP_BAD   (-1)
@@ -633,4 +634,49 @@ size_t pp_build_v2(uint8_t *buf, size_t len, const struct sockaddr_storage *src,
 		       PP2_UNIX_PATH_LEN);
 	}
 	return PP2_HDR_LEN + body;
+}
+
+static void pp_v2_set_body_len(uint8_t *buf, size_t used)
+{
+	size_t body = used - PP2_HDR_LEN;
+
+	buf[14] = (uint8_t)(body >> 8);
+	buf[15] = (uint8_t)body;
+}
+
+size_t pp_v2_add_tlv(uint8_t *buf, size_t len, size_t used, uint8_t type, const void *val,
+                     size_t vlen)
+{
+	if (vlen > 0xffff || used + PP2_TLV_HDR_LEN + vlen > len ||
+	    used + PP2_TLV_HDR_LEN + vlen - PP2_HDR_LEN > 0xffff)
+		return 0;
+	buf[used] = type;
+	buf[used + 1] = (uint8_t)(vlen >> 8);
+	buf[used + 2] = (uint8_t)vlen;
+	if (vlen)
+		memcpy(buf + used + PP2_TLV_HDR_LEN, val, vlen);
+	used += PP2_TLV_HDR_LEN + vlen;
+	pp_v2_set_body_len(buf, used);
+	return used;
+}
+
+void pp_v2_tlv_len(uint8_t *buf, size_t off, size_t end)
+{
+	size_t vlen = end - off - PP2_TLV_HDR_LEN;
+
+	buf[off + 1] = (uint8_t)(vlen >> 8);
+	buf[off + 2] = (uint8_t)vlen;
+	pp_v2_set_body_len(buf, end);
+}
+
+void pp_v2_crc32c(uint8_t *buf, size_t used, size_t val_off)
+{
+	uint32_t crc;
+
+	memset(buf + val_off, 0, 4);
+	crc = hash_crc32c(buf, used);
+	buf[val_off] = (uint8_t)(crc >> 24);
+	buf[val_off + 1] = (uint8_t)(crc >> 16);
+	buf[val_off + 2] = (uint8_t)(crc >> 8);
+	buf[val_off + 3] = (uint8_t)crc;
 }

@@ -21,6 +21,8 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/http/comp.h>
 #include <sluice/mgmt/stats_page.h>
+#include <sluice/mgmt/cli.h>
+#include <sluice/net/unix_sock.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
@@ -1016,7 +1018,8 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 		    strcmp(o, "level") == 0 || strcmp(o, "mode") == 0 ||
 		    strcmp(o, "id") == 0 || strcmp(o, "expose-fd") == 0 ||
 		    strcmp(o, "user") == 0 || strcmp(o, "group") == 0 ||
-		    strcmp(o, "uid") == 0 || strcmp(o, "gid") == 0) {
+		    strcmp(o, "uid") == 0 || strcmp(o, "gid") == 0 ||
+		    strcmp(o, "severity-output") == 0) {
 			if (i + 1 >= nargs) {
 				snprintf(err, errlen, "'%s' expects an argument.", o);
 				return -1;
@@ -1037,10 +1040,7 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 				if (parse_thread_set(args[i], &bc->thread_mask, err, errlen) < 0)
 					return -1;
 			} else if (strcmp(o, "level") == 0) {
-				if (!bc->is_cli) {
-					snprintf(err, errlen, "'level' is only valid on a stats socket.");
-					return -1;
-				}
+				/* checked everywhere, used on stats sockets (as HAProxy) */
 				if (strcmp(args[i], "user") == 0)
 					bc->cli_level = 0;
 				else if (strcmp(args[i], "operator") == 0)
@@ -1070,10 +1070,14 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 			} else if (strcmp(o, "id") == 0) {
 				if (cfg_parse_uint(args[i], 1 << 30, &v, err, errlen) < 0)
 					return -1;
-			} else {
-				/* user/group/uid/gid: ownership of unix sockets */
-				snprintf(err, errlen, "'%s' is not supported yet.", o);
-				return -1;
+			} else if (strcmp(o, "severity-output") == 0) {
+				if ((bc->sevfmt = cli_sevfmt_parse(args[i])) < 0) {
+					snprintf(err, errlen, "'severity-output' only supports 'none', "
+					         "'number', and 'string' (got '%s')", args[i]);
+					return -1;
+				}
+			} else if (unix_sock_owner_opt(bc, o, args[i], err, errlen) < 0) {
+				return -1;   /* user/group/uid/gid: owner of unix sockets */
 			}
 			continue;
 		}
@@ -1090,7 +1094,7 @@ int bind_parse_options(struct bind_conf *bc, char **args, int nargs, int first,
 		snprintf(err, errlen, "unknown option '%s'.", o);
 		return -1;
 	}
-	return 0;
+	return unix_sock_defaults(bc, err, errlen);
 }
 
 /* Creates one bind_conf per comma-separated address of <addrs>. */
@@ -1110,6 +1114,8 @@ int bind_conf_create(struct proxy *fe, const char *addrs, const char *file, int 
 		bc->is_cli = is_cli;
 		bc->cli_level = 1;   /* operator: HAProxy's default for stats sockets */
 		bc->mode_perm = -1;
+		bc->unix_uid = bc->unix_gid = -1;
+		bc->sevfmt = -1;
 		if (addr_parse(a, &bc->addr, ADDR_O_PORT_REQUIRED, err, errlen) < 0) {
 			free(bc->addr_str);
 			free(bc->file);

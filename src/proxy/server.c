@@ -18,6 +18,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_opts.h>
 
 static int kw_server(struct cfg_ctx *, char **, int, char *, size_t);
 static int kw_server_template(struct cfg_ctx *, char **, int, char *, size_t);
@@ -59,6 +60,7 @@ void server_copy_settings(struct server *dst, const struct server *src)
 	dst->maxqueue = src->maxqueue;
 	dst->backup = src->backup;
 	dst->send_proxy = src->send_proxy;
+	srv_opts_copy(dst, src);
 	dst->disabled_at_start = src->disabled_at_start;
 	dst->pool_max_conn = src->pool_max_conn;
 	dst->pool_purge_delay = src->pool_purge_delay;
@@ -296,8 +298,14 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 
 	for (int i = first; i < nargs; i++) {
 		const char *o = args[i];
-		int takes_arg, disables;
+		int takes_arg, disables, r;
 		long v;
+
+		if ((r = srv_opts_parse(ctx, s, args, nargs, &i, err, errlen)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
 
 		if (!strcmp(o, "tfo")) { s->tfo = 1; continue; }
 		if (!strcmp(o, "observe") || !strcmp(o, "on-error")) {
@@ -478,6 +486,7 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 				free(s->cookie);
 	free(s->track_name);
 	free(s->resolvers_name);
+	srv_opts_free(s);
 				s->cookie = strdup(args[i]);
 			} else if (!strcmp(o, "pool-purge-delay")) {
 				int ms;

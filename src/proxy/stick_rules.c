@@ -256,7 +256,7 @@ void stick_rules_commit(struct stream *s)
 	for (int i = 0; i < s->stick_nstore; i++) {
 		struct stick_store *st = &s->stick_store[i];
 
-		if (s->srv) {
+		if (s->srv && !s->srv->non_stick) {
 			stkt_set(st->table, st->entry, STKT_DT_SERVER_ID, s->srv->puid);
 			stkt_set_name(st->table, st->entry, STKT_DT_SERVER_KEY, s->srv->name);
 		}
@@ -272,7 +272,7 @@ void stick_rules_response(struct stream *s)
 	struct list *pos, *tmp;
 	struct smp_ctx c;
 
-	if (!s->srv || !s->be || !s->be->stick_rules.next)
+	if (!s->srv || s->srv->non_stick || !s->be || !s->be->stick_rules.next)
 		return;
 	stream_smp_ctx_init(s, &c, SMP_DIR_RES);
 	list_for_each_safe(pos, tmp, &s->be->stick_rules) {

@@ -52,6 +52,7 @@
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
 #include <sluice/proxy/server.h>
+#include <sluice/proxy/srv_opts.h>
 #include <sluice/proxy/srv_idle.h>
 #include <sluice/proxy/stream.h>
 #include <sluice/lua/lua.h>
@@ -1066,6 +1067,10 @@ void do_connect(struct stream *s)
 	int r;
 
 	s->connect_ms = th_ctx->now_ms;
+	if (srv->redir && srv_redirect(s, srv)) {
+		stream_release_server(s);   /* answered here: the slot goes back */
+		return;
+	}
 	if (s->txn && http_reuse_conn(s))
 		return;
 	s->sc_reqs = 1;
@@ -1082,9 +1087,9 @@ void do_connect(struct stream *s)
 		return;
 	}
 	if (srv->send_proxy || srv_uses_tls(srv)) {
-		uint8_t hdr[PP_V1_MAX + 256];
+		uint8_t hdr[2048];
 		size_t len = !srv->send_proxy ? 0 : srv->send_proxy == 2 ?
-		             pp_build_v2(hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli)) :
+		             srv_pp_v2_build(s, srv, hdr, sizeof(hdr)) :
 		             pp_build_v1((char *)hdr, sizeof(hdr), &s->cli.src, conn_dst(&s->cli));
 
 		if (srv->send_proxy && !len) {

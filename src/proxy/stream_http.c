@@ -235,6 +235,8 @@ static int cli_snd_head(struct stream *s, const struct http_msg *m, unsigned int
 {
 	if (s->h2s)
 		return h2s_snd_head(s->h2s, m, interim);
+	if (s->fe->options & PX_O_H1_CASE_CLI)
+		fl |= H1O_F_CASE_ADJUST;
 	return h1m_snd_head(&s->cli_m, m, fl, interim ? H1M_SND_INTERIM : 0);
 }
 

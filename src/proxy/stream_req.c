@@ -190,6 +190,8 @@ int http_request_emit(struct stream *s)
 	 * on HTTP/1 */
 	if (s->h2s && !(m->flags & (HTTP_F_HAS_CL | HTTP_F_CHUNKED | HTTP_F_BODYLESS)))
 		fl |= H1O_F_ADD_CHUNKED;
+	if (s->be->options & PX_O_H1_CASE_SRV)
+		fl |= H1O_F_CASE_ADJUST;
 	if (h1m_snd_head(&s->srv_m, m, fl, 0) < 0)
 		return -1;
 	/* an HTTP/2 client cannot be closed silently to retry by itself, as

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <sluice/expr/hash.h>
 #include <sluice/net/proxy_proto.h>
 #include "t.h"
 
@@ -713,8 +714,47 @@ static void test_round_trips(void)
 	CHECK(pi.local == 1 && pi.version == 2);
 }
 
+/* TLVs appended after the addresses, a nested one, the header's length
+ * following, the CRC32C over the whole header; the parser accepts it. */
+static void test_build_v2_tlvs(void)
+{
+	static const uint8_t zero[4];
+	struct sockaddr_storage s, d;
+	struct pp_info pi;
+	uint8_t buf[256], whole[256];
+	size_t n, ssl_off, crc_off;
+	uint32_t crc;
+
+	set4(&s, "10.0.0.1", 1000);
+	set4(&d, "10.0.0.2", 80);
+	n = pp_build_v2(buf, sizeof(buf), &s, &d);
+	CHECK(n == 28);
+	crc_off = n + 3;
+	n = pp_v2_add_tlv(buf, sizeof(buf), n, PP2_TYPE_CRC32C, zero, 4);
+	CHECK(n == 35 && buf[28] == 0x03 && buf[29] == 0 && buf[30] == 4);
+	n = pp_v2_add_tlv(buf, sizeof(buf), n, PP2_TYPE_AUTHORITY, "a.b", 3);
+	CHECK(n == 41 && buf[14] == 0 && buf[15] == 41 - 16);
+	ssl_off = n;
+	n = pp_v2_add_tlv(buf, sizeof(buf), n, PP2_TYPE_SSL, "\x01\0\0\0\0", 5);
+	n = pp_v2_add_tlv(buf, sizeof(buf), n, PP2_SUBTYPE_SSL_VERSION, "TLSv1.3", 7);
+	pp_v2_tlv_len(buf, ssl_off, n);
+	CHECK(n == 41 + 8 + 10 && buf[ssl_off + 1] == 0 && buf[ssl_off + 2] == 15);
+	CHECK(buf[15] == n - 16);
+	pp_v2_crc32c(buf, n, crc_off);
+	memcpy(whole, buf, n);
+	memset(whole + crc_off, 0, 4);
+	crc = hash_crc32c(whole, n);
+	CHECK(buf[crc_off] == (uint8_t)(crc >> 24) && buf[crc_off + 3] == (uint8_t)crc);
+	CHECK(pp_parse(buf, n, &pi) == (int)n);
+	CHECK(pi.tlv_off == 28 && pi.tlv_len == n - 28);
+	/* no room: nothing written, the length unchanged */
+	CHECK(pp_v2_add_tlv(buf, n + 5, n, PP2_TYPE_NOOP, "abc", 3) == 0);
+	CHECK(buf[15] == n - 16);
+}
+
 int main(void)
 {
+	test_build_v2_tlvs();
 	test_v1_valid();
 	test_v1_invalid();
 	test_v1_early_refusal();

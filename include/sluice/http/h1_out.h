@@ -53,6 +53,7 @@
 #define H1O_F_ADD_CL       0x0100  /* write Content-Length: msg->content_length in place
                                     * of the first one (or last), drop the others */
 #define H1O_F_VERSION_11   0x0200  /* write HTTP/1.1 whatever msg->version says */
+#define H1O_F_CASE_ADJUST  0x0400  /* field names as h1-case-adjust says (h1_case.h) */
 
 /* Writes the head of <msg>: start line, live fields in order, final CRLF.
  * A msg->version other than HTTP/1.x (empty, or "HTTP/2.0" for a message

@@ -113,6 +113,8 @@ struct h2c_settings {
 	uint32_t max_header_list;        /* decoded head bytes, RFC 9113 section 6.5.2
 	                                  * counting (tune.bufsize, 16384) */
 	uint32_t max_hdrs;               /* fields of one head (tune.http.maxhdr, 101) */
+	uint32_t no_ext_connect;         /* server role: RFC 8441 not announced
+	                                  * (h2-workaround-bogus-websocket-clients) */
 };
 
 /* Why the connection was ended by this side (h2c_counters.calm_cause). */

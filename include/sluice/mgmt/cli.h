@@ -31,6 +31,9 @@ extern struct list cli_binds;   /* struct bind_conf of `stats socket` lines */
 
 int cli_accept(struct listener *l, int fd, const struct sockaddr_storage *from);
 
+/* "none", "number", "string": the CLI_SEVFMT_* of `severity-output`, -1. */
+int cli_sevfmt_parse(const char *w);
+
 /* Output of a command: a growable text buffer. */
 struct cli_out {
 	char *buf;

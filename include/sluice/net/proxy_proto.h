@@ -51,4 +51,29 @@ size_t pp_build_v1(char *buf, size_t len, const struct sockaddr_storage *src,
 size_t pp_build_v2(uint8_t *buf, size_t len, const struct sockaddr_storage *src,
                    const struct sockaddr_storage *dst);
 
+/* TLV types of v2 headers (proxy-protocol.txt 2.2.x) */
+enum {
+	PP2_TYPE_ALPN = 0x01, PP2_TYPE_AUTHORITY = 0x02, PP2_TYPE_CRC32C = 0x03,
+	PP2_TYPE_NOOP = 0x04, PP2_TYPE_UNIQUE_ID = 0x05, PP2_TYPE_SSL = 0x20,
+	PP2_SUBTYPE_SSL_VERSION = 0x21, PP2_SUBTYPE_SSL_CN = 0x22,
+	PP2_SUBTYPE_SSL_CIPHER = 0x23, PP2_SUBTYPE_SSL_SIG_ALG = 0x24,
+	PP2_SUBTYPE_SSL_KEY_ALG = 0x25,
+};
+/* the client byte of the SSL TLV */
+enum { PP2_CLIENT_SSL = 0x01, PP2_CLIENT_CERT_CONN = 0x02, PP2_CLIENT_CERT_SESS = 0x04 };
+
+/* Appends a TLV to the v2 header of <used> bytes in <buf> (of <len>) and
+ * counts it in the header's length. Returns the new length, 0 if <len> is
+ * short (nothing written). A TLV nested in another (the SSL TLV's) is
+ * written the same way and its parent's length fixed with pp_v2_tlv_len(). */
+size_t pp_v2_add_tlv(uint8_t *buf, size_t len, size_t used, uint8_t type, const void *val,
+                     size_t vlen);
+
+/* Sets the length of the TLV at <off> to end at <end>, and the header's. */
+void pp_v2_tlv_len(uint8_t *buf, size_t off, size_t end);
+
+/* Fills the CRC32C TLV whose value is at <val_off> with the checksum of
+ * the whole header of <used> bytes (the value counted as zeros). */
+void pp_v2_crc32c(uint8_t *buf, size_t used, size_t val_off);
+
 #endif

@@ -60,6 +60,8 @@ enum px_mode { PX_MODE_TCP = 0, PX_MODE_HTTP };
 #define PX_O_PERSIST           0x200000 /* option persist */
 #define PX_O_PREFER_LAST       0x400000 /* option prefer-last-server */
 #define PX_O_ABORTONCLOSE      0x800000 /* option abortonclose */
+#define PX_O_H1_CASE_CLI       0x1000000 /* option h1-case-adjust-bogus-client */
+#define PX_O_H1_CASE_SRV       0x2000000 /* option h1-case-adjust-bogus-server */
 
 /* HTTP connection mode, from option http-keep-alive (default),
  * http-server-close, httpclose. The frontend's and the backend's combine:
@@ -144,6 +146,8 @@ struct bind_conf {
 	int is_cli;
 	int cli_level;
 	int mode_perm;              /* `mode 600` for unix sockets, -1 if unset */
+	long unix_uid, unix_gid;    /* `user`/`uid`, `group`/`gid` of unix sockets, -1 */
+	int sevfmt;                 /* `severity-output` (CLI_SEVFMT_*), -1 if unset */
 	int expose_fd;              /* `expose-fd listeners`: _getsocks hands the
 	                             * listening sockets over (-x) */
 	struct ssl_bind_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */

@@ -10,6 +10,21 @@
 #include <sluice/proxy/queue.h>
 
 struct srv_idle_list;
+struct srv_redir;
+
+/* proxy-v2-options: the TLVs added to a v2 PROXY header */
+enum {
+	SRV_PP_SSL        = 0x01,   /* the SSL TLV: client flags, verify, version */
+	SRV_PP_SSL_CN     = 0x02,   /* ... with the client certificate's CN */
+	SRV_PP_SSL_CIPHER = 0x04,
+	SRV_PP_CERT_SIG   = 0x08,   /* the frontend certificate's signature algorithm */
+	SRV_PP_CERT_KEY   = 0x10,   /* its key algorithm and size */
+	SRV_PP_AUTHORITY  = 0x20,   /* the client's SNI */
+	SRV_PP_CRC32C     = 0x40,
+	SRV_PP_UNIQUE_ID  = 0x80,   /* the frontend's unique-id-format */
+};
+
+enum { SRV_WS_AUTO = 0, SRV_WS_H1, SRV_WS_H2 };
 
 enum srv_admin {
 	SRV_ADMIN_READY = 0,
@@ -55,6 +70,10 @@ struct server {
 	int maxqueue;            /* 0 = unlimited */
 	int backup;
 	int send_proxy;          /* 0, 1 or 2 */
+	int pp_opts;             /* SRV_PP_*: the TLVs of a v2 PROXY header */
+	struct srv_redir *redir; /* `redir <prefix>`: GET/HEAD answered with a 302 */
+	int non_stick;           /* `non-stick`: never stored in a stick table */
+	int ws;                  /* `ws`: SRV_WS_AUTO, _H1, _H2 */
 	int disabled_at_start;
 	_Atomic int served;      /* slots in use: streams connected or connecting */
 	_Atomic int used_conns;  /* live server connections */

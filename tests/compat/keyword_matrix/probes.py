@@ -479,12 +479,15 @@ def probes_fetch(kw, syn):
 
 def probes_converter(kw, syn):
     m = re.match(r"^[^(\s]*\(([^)]*)\)", syn)
-    args = ARGS["converter"].get(kw, []) + [""]
+    args = ARGS["converter"].get(kw, [])
     if m:
         mand = from_synopsis("", "(x) " + re.split(r"\[", m.group(1))[0]
                              .replace(",", " "))
         args.append(mand.replace(" ", ","))
-    args += ["1", "x", "@MAP@", "li", "txn.x", "1,x"]
+    # without arguments last: HAProxy 2.6 accepts a converter whose
+    # mandatory argument is missing (add, ltrim...) and computes with an
+    # empty one; sluice refuses that on purpose
+    args += ["1", "x", "@MAP@", "li", "txn.x", "1,x", ""]
     out = []
     for a in uniq(args):
         conv = kw + ("(%s)" % a if a else "")
