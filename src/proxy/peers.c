@@ -188,6 +188,8 @@ static void ps_free(struct peer_sess *ps)
 				atomic_fetch_and_explicit(&ps->tbl[i].t->peers_live, ~(1ull << p->bit),
 				                          memory_order_relaxed);
 			atomic_store_explicit(&p->appstate, 0, memory_order_relaxed);
+			/* only the active session's end says something of the peer */
+			peer_set_status(p, PEER_ST_CONNREFUSED);
 		}
 		if (p->out == ps) {
 			p->out = NULL;
@@ -956,8 +958,6 @@ static struct task *ps_process(struct task *t, void *ctx, unsigned int state)
 		/* flush what is pending (a status, an error) then go */
 		if (conn_is_open(&ps->c) && ps->out_len)
 			(void)!send(ps->c.ph.fd, ps->out, ps->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (ps->peer && ps->state == PS_ESTAB)
-			peer_set_status(ps->peer, PEER_ST_CONNREFUSED);
 		ps_free(ps);
 		return NULL;
 	}
