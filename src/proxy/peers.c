@@ -89,6 +89,10 @@ struct peer_sess {
 	const char *dict_tx[PEERS_DICT_SIZE];
 	int dict_tx_next;
 	int rd_more;                 /* stopped reading before the socket was drained */
+	int local_teach;             /* reload: 1 the old process teaching, 2 the new
+	                              * one learning (a session with our own name) */
+	int done;                    /* the teaching was confirmed: close */
+	uint64_t teach_deadline;
 	_Atomic int kill;
 };
 
@@ -172,8 +176,10 @@ static struct peer_sess *ps_new(struct peers *s, int tid)
  * marking updates for the peer), its connector may try again. */
 static void ps_free(struct peer_sess *ps)
 {
-	struct peer *p = ps->peer;
+	struct peer *p = ps->local_teach ? NULL : ps->peer;
 
+	if (ps->local_teach == 1)
+		atomic_fetch_sub(&global.actconn, 1);
 	if (p) {
 		int was_active = 0;
 
@@ -457,6 +463,8 @@ static int ps_push(struct peer_sess *ps)
 			ps->finish_after_teach = 0;
 		}
 	}
+	if (ps->local_teach)
+		return 0;   /* no updates go to our own successor or predecessor */
 	for (int i = 0; i < ps->ntbl; i++) {
 		struct ps_tbl *pt = &ps->tbl[i];
 		struct enc_ctx ec = { ps, pt, 0 };
@@ -685,6 +693,9 @@ static int ps_rx_ctrl(struct peer_sess *ps, uint8_t type)
 		ps_ctrl(ps, PEERS_CLASS_CTRL, PEERS_CTRL_RESYNCCONFIRM);
 		return 0;
 	case PEERS_CTRL_RESYNCCONFIRM:
+		if (ps->local_teach == 1)
+			ps->done = 1;
+		return 0;
 	case PEERS_CTRL_HEARTBEAT:
 		return 0;
 	}
@@ -786,6 +797,19 @@ static int ps_rx_status(struct peer_sess *ps)
 	code = atoi((const char *)ps->in);
 	memmove(ps->in, nl + 1, ps->in_len - (size_t)(nl + 1 - ps->in));
 	ps->in_len -= (size_t)(nl + 1 - ps->in);
+	if (code == 200 && ps->local_teach) {
+		/* teach everything, say so, wait for the confirmation */
+		ps->state = PS_ESTAB;
+		for (int i = 0; i < ps->ntbl; i++) {
+			ps->tbl[i].teach_shard = 0;
+			ps->tbl[i].teach_bucket = 0;
+		}
+		ps->teach_pending = ps->ntbl > 0;
+		ps->finish_after_teach = 1;
+		if (!ps->ntbl)
+			ps_ctrl(ps, PEERS_CLASS_CTRL, PEERS_CTRL_RESYNCFINISHED);
+		return 1;
+	}
 	if (code == 200) {
 		peer_set_status(ps->peer, PEER_ST_CONNECTED);
 		ps_establish(ps);
@@ -838,6 +862,12 @@ static int ps_check_hello(struct peer_sess *ps, size_t *used)
 	sp = strchr(lines[2], ' ');
 	if (sp)
 		*sp = 0;
+	if (ps->section->local && !strcmp(lines[2], ps->section->local->name)) {
+		/* our own name: the old process of a reload, come to teach */
+		ps->peer = ps->section->local;
+		ps->local_teach = 2;
+		return 200;
+	}
 	ps->peer = find_remote(ps->section, lines[2]);
 	if (!ps->peer)
 		return 504;
@@ -859,6 +889,10 @@ static int ps_rx_hello(struct peer_sess *ps)
 		return -1;
 	memmove(ps->in, ps->in + used, ps->in_len - used);
 	ps->in_len -= used;
+	if (ps->local_teach) {
+		ps->state = PS_ESTAB;
+		return 1;
+	}
 	peer_set_status(ps->peer, PEER_ST_ACCEPTED);
 	ps_establish(ps);
 	return 1;
@@ -930,6 +964,10 @@ static int ps_step(struct peer_sess *ps, uint64_t now, int *more)
 		if (ps_send_hello(ps) < 0)
 			return -1;
 	}
+	if (ps->local_teach == 1 && now >= ps->teach_deadline)
+		return -1;   /* the successor did not take it in time: give up */
+	if (!ps->local_teach && atomic_load_explicit(&global.stopping, memory_order_relaxed))
+		return -1;   /* stopping: the sessions with remote peers go */
 	if (ps_read(ps) < 0)
 		return -1;
 	if (ps->state == PS_WAIT_STATUS && (rc = ps_rx_status(ps)) <= 0)
@@ -942,6 +980,8 @@ static int ps_step(struct peer_sess *ps, uint64_t now, int *more)
 	if (now - ps->last_tx >= PEERS_HB_MS && !ps->out_len)
 		ps_ctrl(ps, PEERS_CLASS_CTRL, PEERS_CTRL_HEARTBEAT);
 	if (now - ps->last_rx >= PEERS_DEAD_MS)
+		return -1;
+	if (ps->done && !ps->out_len)
 		return -1;
 	return 0;
 }
@@ -1022,6 +1062,10 @@ static struct task *peer_connector(struct task *t, void *ctx, unsigned int state
 	int busy;
 
 	(void)state;
+	if (atomic_load_explicit(&global.stopping, memory_order_relaxed)) {
+		task_set_expire(t, now + 1000);   /* stopping: no new session */
+		return t;
+	}
 	lock_take(&p->lock);
 	busy = p->active != NULL;
 	lock_release(&p->lock);
@@ -1057,10 +1101,106 @@ static struct task *peer_connector(struct task *t, void *ctx, unsigned int state
 	return t;
 }
 
-/* A session that got established resets its peer's backoff. */
+/* ------------------------------------------------------------------ reload */
+
+/* Where the local peer listens, as a connectable address (an address
+ * bound to any interface is reached on the loopback). */
+static void local_address(struct peers *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	const struct bind_conf *bc;
+	int fd = -1;
+
+	if (list_empty(&s->binds))
+		return;
+	bc = list_elem(s->binds.next, struct bind_conf, list);
+	if (!bc->lst)
+		return;
+	fd = bc->lst->shared_fd;
+	for (int i = 0; fd < 0 && i < global.nbthread; i++)
+		fd = bc->lst->fds[i];
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		if (in->sin_addr.s_addr == htonl(INADDR_ANY))
+			in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr))
+			in6->sin6_addr = in6addr_loopback;
+	} else if (ss.ss_family != AF_UNIX) {
+		return;
+	}
+	s->local_ss = ss;
+	s->local_sslen = sl;
+}
+
+/* The old process of a reload connects to its own peer address, where its
+ * successor now listens, and teaches it every table (HAProxy's local
+ * resync). It counts as an active connection meanwhile, so that the soft
+ * stop waits for it, 10 s at most. */
+static struct task *local_teach_start(struct task *t, void *ctx, unsigned int state)
+{
+	uint64_t now = peers_now_ms();
+
+	(void)ctx;
+	(void)state;
+	for (struct peers *s = peers_first(); s; s = s->next) {
+		struct peer_sess *ps;
+
+		if (s->disabled || !s->local || !s->local_sslen)
+			continue;
+		ps = ps_new(s, th_ctx->tid);
+		if (!ps)
+			continue;
+		if (!ps->ntbl) {
+			ps_free(ps);
+			continue;
+		}
+		ps->peer = s->local;
+		ps->local_teach = 1;
+		atomic_fetch_add(&global.actconn, 1);
+		if (conn_connect(&ps->c, &s->local_ss, s->local_sslen) < 0) {
+			ps_free(ps);
+			continue;
+		}
+		ps->state = PS_CONNECTING;
+		ps->deadline = now + PEERS_HELLO_MS;
+		ps->teach_deadline = now + 10000;
+		task_set_expire(ps->task, ps->deadline);
+		task_wakeup(ps->task, TASK_WOKEN_OTHER);
+	}
+	task_destroy(t);
+	return NULL;
+}
+
+static void peers_soft_stop(int tid)
+{
+	struct task *t;
+
+	if (tid != 0 || !peers_first())
+		return;
+	/* a moment later: this process's listeners are closed by then, so
+	 * the connection reaches the new process */
+	t = task_new(local_teach_start, NULL, tid, TC_NORMAL, "peer_local_teach");
+	if (t)
+		task_set_expire(t, peers_now_ms() + 100);
+}
+
+static struct listener_stop_hook peers_stop_hook = { .fn = peers_soft_stop };
+
 static int peers_thread_init(int tid)
 {
 	int i = 0;
+
+	if (tid == 0)
+		for (struct peers *s = peers_first(); s; s = s->next)
+			if (!s->disabled && s->local)
+				local_address(s);
 
 	for (struct peers *s = peers_first(); s; s = s->next) {
 		if (s->disabled || !s->local)
@@ -1098,4 +1238,5 @@ static struct thread_init_hook peers_hook = {
 __attribute__((constructor)) static void peers_register(void)
 {
 	thread_register_init(&peers_hook);
+	listener_register_stop(&peers_stop_hook);
 }

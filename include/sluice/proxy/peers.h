@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <sluice/core/list.h>
 #include <sluice/core/lock.h>
+#include <sys/socket.h>
 #include <sluice/net/addr.h>
 
 #define PEERS_MAX_REMOTE 64   /* a bit each in a table entry's pending mask */
@@ -80,6 +81,10 @@ struct peers {
 	struct list binds;           /* struct bind_conf of the local peer */
 	char *bind_opts_file;        /* default-bind / default-server: accepted */
 	uint64_t resync_deadline_ms; /* learning from a peer until then */
+	/* where this process's local peer listens, found at start-up: an
+	 * old worker connects there to teach the new one (reload) */
+	struct sockaddr_storage local_ss;
+	unsigned int local_sslen;
 	_Atomic int resync_done;
 };
 
