@@ -47,7 +47,7 @@
 #define PEERS_HB_MS        3000    /* heartbeat after that much silence */
 #define PEERS_DEAD_MS      5000    /* nothing received for that long: dead */
 #define PEERS_HELLO_MS     5000    /* handshake deadline */
-#define PEERS_MAX_RTBL     32      /* remote table definitions kept */
+#define PEERS_MAX_RTBL     64      /* remote table definitions kept */
 
 enum ps_state { PS_CONNECTING, PS_WAIT_STATUS, PS_WAIT_HELLO, PS_ESTAB };
 
@@ -88,6 +88,8 @@ struct peer_sess {
 	char (*dict_rx)[PEERS_DICT_STRMAX + 1];
 	const char *dict_tx[PEERS_DICT_SIZE];
 	int dict_tx_next;
+	int dict_undo;               /* slot the update being encoded took, -1 */
+	const char *dict_undo_prev;  /* what that slot held */
 	int rd_more;                 /* stopped reading before the socket was drained */
 	int local_teach;             /* reload: 1 the old process teaching, 2 the new
 	                              * one learning (a session with our own name) */
@@ -342,6 +344,10 @@ static void enc_dict(struct peers_wr *w, struct peer_sess *ps, const char *name)
 		size_t len = strlen(name);
 
 		id = ps->dict_tx_next;
+		/* an update that does not fit gives its slot back (enc_update):
+		 * the peer must learn every name it is sent an id of */
+		ps->dict_undo = id;
+		ps->dict_undo_prev = ps->dict_tx[id];
 		ps->dict_tx_next = (ps->dict_tx_next + 1) % PEERS_DICT_SIZE;
 		ps->dict_tx[id] = name;
 		peers_wr_varint(&v, (uint64_t)id + 1);
@@ -404,6 +410,7 @@ static int enc_update(struct stktable *t, struct stksess *ts, void *arg)
 			return -1;
 		w.len = (size_t)n;
 	}
+	ps->dict_undo = -1;
 	start = peers_wr_msg_begin(&w);
 	peers_wr_u32(&w, pt->upd_id + 1);
 	enc_key(&w, t, ts);
@@ -413,8 +420,13 @@ static int enc_update(struct stktable *t, struct stksess *ts, void *arg)
 		for (unsigned int i = 0; i < t->data_nbelem[dt]; i++)
 			enc_value(&w, ps, t, ts, dt, i);
 	}
-	if (peers_wr_msg_end(&w, start, PEERS_CLASS_STKT, PEERS_STKT_UPDATE) < 0)
+	if (peers_wr_msg_end(&w, start, PEERS_CLASS_STKT, PEERS_STKT_UPDATE) < 0) {
+		if (ps->dict_undo >= 0) {
+			ps->dict_tx[ps->dict_undo] = ps->dict_undo_prev;
+			ps->dict_tx_next = ps->dict_undo;
+		}
 		return -1;
+	}
 	ps->tx_cur = idx;
 	ps->out_len += w.len;
 	pt->upd_id++;
