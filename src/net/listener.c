@@ -806,6 +806,16 @@ void listener_register_binds(struct list *binds)
 		extra_binds[nb_extra_binds++] = binds;
 }
 
+void listener_unregister_binds(struct list *binds)
+{
+	for (int i = 0; i < nb_extra_binds; i++) {
+		if (extra_binds[i] == binds) {
+			extra_binds[i] = extra_binds[--nb_extra_binds];
+			return;
+		}
+	}
+}
+
 int listeners_count_sockets(void)
 {
 	struct list *pos, *tmp, *bpos, *btmp;

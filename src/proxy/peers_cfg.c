@@ -341,3 +341,27 @@ __attribute__((constructor)) static void peers_post_register(void)
 {
 	cfg_register_post(&peers_post);
 }
+
+void peers_free_all(void)
+{
+	while (sections) {
+		struct peers *s = sections;
+
+		sections = s->next;
+		listener_unregister_binds(&s->binds);
+		bind_conf_list_free(&s->binds);
+		while (s->peers) {
+			struct peer *pr = s->peers;
+
+			s->peers = pr->next;
+			lock_destroy(&pr->lock);
+			free(pr->name);
+			free(pr->file);
+			free(pr);
+		}
+		free(s->name);
+		free(s->file);
+		free(s);
+	}
+	cur = NULL;
+}

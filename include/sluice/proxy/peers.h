@@ -91,6 +91,8 @@ struct peers {
 /* The section called <name>, or NULL. */
 struct peers *peers_find(const char *name);
 struct peers *peers_first(void);
+/* Frees every section (exit, the configuration fuzzer). No thread runs. */
+void peers_free_all(void);
 
 /* ---- protocol (src/proxy/peers_proto.c): pure, no allocation ---- */
 
