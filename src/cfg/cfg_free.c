@@ -41,6 +41,8 @@
 #include <sluice/net/resolvers.h>
 #include <sluice/proxy/peers.h>
 #include <sluice/http/h1_case.h>
+#include <sluice/proxy/px_logfmt.h>
+#include <sluice/proxy/srv_opts.h>
 #include <sluice/net/unix_sock.h>
 
 static void free_logs(struct list *logs)
@@ -84,6 +86,7 @@ void cfg_free_server(struct server *srv)
 	free(srv->cookie);
 	free(srv->track_name);
 	free(srv->resolvers_name);
+	srv_opts_free(srv);
 	ssl_srv_conf_free(srv->ssl);
 	check_srv_free(srv);
 	free(srv->idle);   /* per-thread lists, empty while nothing ran */
@@ -180,6 +183,7 @@ void cfg_free_proxy(struct proxy *px)
 	}
 	free_logs(&px->logs);
 	free(px->log_format);
+	px_error_log_format_free(px);
 	free(px->log_format_file);
 	lf_free(&px->logfmt);
 	free_binds(&px->binds);

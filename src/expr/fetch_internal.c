@@ -19,6 +19,7 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/core/global.h>
 #include <sluice/expr/sample.h>
+#include <sluice/net/conn_err.h>
 #include <sluice/core/hexdigit.h>
 
 const int expr_fetch_internal_anchor;
@@ -468,16 +469,37 @@ static int smp_fetch_dst_port(const struct smp_args *args, struct sample *smp, s
  * session existed (PROXY header, TLS handshake...). sluice makes no stream
  * (no sample context) for those: a stream's connection has none, 0,
  * "Success" (CO_ER_NONE's text). */
+/* The error of the client connection (HAProxy's codes, conn_err.h): set
+ * when its PROXY header or its TLS handshake failed, seen by the error log
+ * (error-log-format); 0 otherwise. */
+static int fc_err_code(struct smp_ctx *ctx, int64_t *code)
+{
+	*code = 0;
+	if (ctx->ops && ctx->ops->stream_int && !ctx->ops->stream_int(ctx, SMP_SI_FC_ERR, code))
+		*code = 0;
+	return 1;
+}
+
 static int smp_fetch_fc_err(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
-	smp_set_sint(smp, 0);
+	int64_t code;
+
+	fc_err_code(ctx, &code);
+	smp_set_sint(smp, code);
 	return 1;
 }
 
 static int smp_fetch_fc_err_str(const struct smp_args *args, struct sample *smp,
                                 struct smp_ctx *ctx)
 {
-	smp_set_const_str(smp, SMP_T_STR, "Success", 7);
+	int64_t code;
+	const char *m;
+
+	fc_err_code(ctx, &code);
+	m = conn_err_str((int)code);
+	if (!m)
+		return 0;
+	smp_set_const_str(smp, SMP_T_STR, m, strlen(m));
 	return 1;
 }
 

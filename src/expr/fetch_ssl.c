@@ -26,6 +26,7 @@
 #include <sluice/core/errmsg.h>
 #include <sluice/expr/sample.h>
 #include <sluice/net/ssl_capture.h>
+#include <sluice/net/ssl_keylog.h>
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_x509.h>
 #include <sluice/net/tls.h>
@@ -247,6 +248,16 @@ static int fetch_err_str(const struct smp_args *args, struct sample *smp, struct
 }
 
 /* ------------------------------------------------------------ client side only */
+
+/* ssl_fc_*_secret: the TLS 1.3 secrets kept with tune.ssl.keylog on */
+static int fetch_keylog(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
+{
+	SSL *ssl = ctx_ssl(ctx, SMP_CONN_FRONT);
+	const char *s = ssl ? ssl_keylog_get(ssl, (enum ssl_keylog_secret)(intptr_t)
+	                                     args->kw_priv) : NULL;
+
+	return s && set_copy(smp, SMP_T_STR, s, strlen(s));
+}
 
 static int fetch_fc_sni(const struct smp_args *args, struct sample *smp, struct smp_ctx *ctx)
 {
@@ -682,6 +693,20 @@ static const struct smp_fetch_kw ssl_fetches[] = {
 	{ "ssl_fc_server_random",     fetch_server_random,  { 0 }, 0, NULL, SMP_T_BIN,  FC, FRONT },
 	{ "ssl_fc_session_id",        fetch_session_id,     { 0 }, 0, NULL, SMP_T_BIN,  FC, FRONT },
 	{ "ssl_fc_session_key",       fetch_session_key,    { 0 }, 0, NULL, SMP_T_BIN,  FC, FRONT },
+	{ "ssl_fc_client_early_traffic_secret", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_CLIENT_EARLY },
+	{ "ssl_fc_client_handshake_traffic_secret", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_CLIENT_HS },
+	{ "ssl_fc_server_handshake_traffic_secret", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_SERVER_HS },
+	{ "ssl_fc_client_traffic_secret_0", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_CLIENT_TRAFFIC },
+	{ "ssl_fc_server_traffic_secret_0", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_SERVER_TRAFFIC },
+	{ "ssl_fc_exporter_secret", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_EXPORTER },
+	{ "ssl_fc_early_exporter_secret", fetch_keylog, { 0 }, 0, NULL, SMP_T_STR, FC,
+	  (const void *)KEYLOG_EARLY_EXPORTER },
 	{ "ssl_fc_sni",               fetch_fc_sni,         { 0 }, 0, NULL, SMP_T_STR,  FC },
 	{ "ssl_fc_unique_id",         fetch_unique_id,      { 0 }, 0, NULL, SMP_T_BIN,  FC, FRONT },
 	{ "ssl_fc_use_keysize",       fetch_use_keysize,    { 0 }, 0, NULL, SMP_T_SINT, FC, FRONT },

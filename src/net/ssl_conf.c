@@ -29,6 +29,7 @@
 #include <sluice/expr/sample.h>
 #include <sluice/net/ssl_capture.h>
 #include <sluice/net/ssl_conf.h>
+#include <sluice/net/ssl_keylog.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/net/ssl_sess.h>
 #include <sluice/net/ssl_tkeys.h>
@@ -403,6 +404,12 @@ int ssl_bind_parse_opt(struct bind_conf *bc, char **args, int nargs, int *i,
 		return take_arg(args, nargs, i, &c->ca_file, sslg.ca_base, err, errlen);
 	if (!strcmp(o, "crl-file"))
 		return take_arg(args, nargs, i, &c->crl_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "ca-verify-file"))
+		return take_arg(args, nargs, i, &c->ca_verify_file, sslg.ca_base, err, errlen);
+	if (!strcmp(o, "no-ca-names")) {
+		c->no_ca_names = 1;
+		return 1;
+	}
 	if (!strcmp(o, "tls-ticket-keys"))
 		return take_arg(args, nargs, i, &c->tls_ticket_keys, NULL, err, errlen);
 	if (!strcmp(o, "ciphers"))
@@ -481,6 +488,7 @@ void ssl_bind_conf_free(struct ssl_bind_conf *c)
 	free(c->tls_ticket_keys);   /* the keys belong to ssl_tkeys.c */
 	free(c->ca_file);
 	free(c->crl_file);
+	free(c->ca_verify_file);
 	free(c->alpn);
 	free(c->ciphers);
 	free(c->ciphersuites);
@@ -913,6 +921,21 @@ static int ctx_common(SSL_CTX *ctx, const struct ssl_methods *own, const struct 
 	return 0;
 }
 
+/* 1 if a line of <path> starts with <prefix> (or the file cannot be read) */
+static int file_has_line(const char *path, const char *prefix)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, prefix, strlen(prefix));
+	fclose(f);
+	return found;
+}
+
 static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
                        char *err, size_t errlen)
 {
@@ -932,10 +955,15 @@ static int load_verify(SSL_CTX *ctx, const char *ca_file, const char *crl_file,
 		X509_STORE *st = SSL_CTX_get_cert_store(ctx);
 		X509_LOOKUP *lk = X509_STORE_add_lookup(st, X509_LOOKUP_file());
 
-		if (!lk || X509_load_crl_file(lk, crl_file, X509_FILETYPE_PEM) <= 0) {
+		/* a readable file holding no CRL is accepted, as HAProxy 2.6
+		 * does: every certificate then fails with "unable to get CRL" */
+		if (!lk || access(crl_file, R_OK) < 0 ||
+		    (X509_load_crl_file(lk, crl_file, X509_FILETYPE_PEM) <= 0 &&
+		     file_has_line(crl_file, "-----BEGIN X509 CRL-----"))) {
 			snprintf(what, sizeof(what), "unable to load CRL file '%s'", crl_file);
 			return ssl_err(err, errlen, what);
 		}
+		ERR_clear_error();
 		X509_STORE_set_flags(st, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
 	}
 	return 0;
@@ -1044,12 +1072,15 @@ SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	SSL_CTX_set_app_data(ctx, c);
 	if (load_verify(ctx, c->ca_file, c->crl_file, err, errlen) < 0)
 		goto fail;
+	/* ca-verify-file: trusted too, but not named to clients */
+	if (c->ca_verify_file && load_verify(ctx, c->ca_verify_file, NULL, err, errlen) < 0)
+		goto fail;
 	if (c->verify == SSL_VFY_OPTIONAL || c->verify == SSL_VFY_REQUIRED) {
-		if (!c->ca_file) {
+		if (!c->ca_file && !c->ca_verify_file) {
 			snprintf(err, errlen, "verify is enabled but no CA file specified.");
 			goto fail;
 		}
-		if (strcmp(c->ca_file, "@system-ca")) {
+		if (c->ca_file && !c->no_ca_names && strcmp(c->ca_file, "@system-ca")) {
 			STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(c->ca_file);
 
 			if (names)
@@ -1063,6 +1094,10 @@ SSL_CTX *ssl_bind_ctx_new(struct bind_conf *bc, char *err, size_t errlen)
 	SSL_CTX_set_alpn_select_cb(ctx, bind_alpn_cb, c);
 	if (sslg.capture_size && ssl_capture_enable(ctx, sslg.capture_size) < 0) {
 		snprintf(err, errlen, "cannot set up the ClientHello capture.");
+		goto fail;
+	}
+	if (ssl_keylog_on() && ssl_keylog_enable(ctx) < 0) {
+		snprintf(err, errlen, "cannot set up the TLS key log.");
 		goto fail;
 	}
 	SSL_CTX_set_tlsext_servername_callback(ctx, ssl_crt_sni_cb);

@@ -640,11 +640,14 @@ static char *check_with_state(struct srv_check *c, size_t *len)
 }
 
 /* The PROXY header of a check in <out>: its own addresses in v1, LOCAL
- * in v2, as HAProxy sends them. Returns its length. */
+ * in v2 (its addresses too with pp2-never-send-local), as HAProxy sends
+ * them. Returns its length. */
 static size_t check_pp_header(struct srv_check *c, char *out, size_t room)
 {
 	if (c->send_proxy == 1)
 		return pp_build_v1(out, room, conn_src(&c->c), &c->dst);
+	if (global.pp2_never_send_local)
+		return pp_build_v2((uint8_t *)out, room, conn_src(&c->c), &c->dst);
 	return pp_build_v2((uint8_t *)out, room, NULL, NULL);
 }
 

@@ -24,6 +24,7 @@
 #include <sluice/mgmt/cli.h>
 #include <sluice/net/unix_sock.h>
 #include <sluice/proxy/proxy.h>
+#include <sluice/proxy/px_logfmt.h>
 #include <sluice/proxy/stktable.h>
 #include <sluice/proxy/server.h>
 #include <sluice/http/act.h>
@@ -186,6 +187,7 @@ static void proxy_inherit(struct proxy *px, const struct proxy *def)
 	if (def->log_format &&
 	    proxy_set_log_format(px, def->log_format, def->log_format_file, def->log_format_line) < 0)
 		px->log_format = NULL;   /* out of memory: the built-in format */
+	px_error_log_format_inherit(px, def);
 	if (def->defbe_name && (px->cap & PX_CAP_FE)) {
 		px->defbe_name = strdup(def->defbe_name);
 		px->defbe_file = strdup(def->defbe_file);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sluice/cfg/cfg.h>
+#include <sluice/cfg/cfg_free.h>
 #include <sluice/core/clock.h>
 #include <sluice/core/errmsg.h>
 #include <sluice/core/sched.h>
@@ -484,9 +485,6 @@ int srv_parse_params(struct cfg_ctx *ctx, struct server *s, char **args, int nar
 			i++;
 			if (!strcmp(o, "cookie")) {
 				free(s->cookie);
-	free(s->track_name);
-	free(s->resolvers_name);
-	srv_opts_free(s);
 				s->cookie = strdup(args[i]);
 			} else if (!strcmp(o, "pool-purge-delay")) {
 				int ms;
@@ -697,12 +695,7 @@ static int kw_server(struct cfg_ctx *ctx, char **args, int nargs, char *err, siz
 		s->puid = be->nsrv;
 	return 0;
 fail:
-	free(s->name);
-	free(s->cookie);
-	free(s->conf_file);
-	free(s->addr_str);
-	ssl_srv_conf_free(s->ssl);
-	free(s);
+	cfg_free_server(s);
 	return -1;
 }
 

@@ -48,6 +48,7 @@
 #include <sluice/net/ssl_conf.h>
 #include <sluice/net/ssl_crt.h>
 #include <sluice/net/tls.h>
+#include <sluice/net/conn_err.h>
 #include <sluice/net/proxy_proto.h>
 #include <sluice/proxy/lb.h>
 #include <sluice/proxy/proxy.h>
@@ -246,8 +247,10 @@ int stream_accept(struct listener *l, int fd, const struct sockaddr_storage *fro
 			s->term[1] = 'R';
 			s->st = SST_CLOSED;
 		}
-		/* without TLS the session is there at once; refused: no log */
-		if (s->st == SST_CLOSED || s->st == SST_CLI_HANDSHAKE || stream_session_ready(s) == 0)
+		/* without TLS the session is there at once (refused: no log);
+		 * with TLS, once the handshake is done, as HAProxy */
+		if (s->st == SST_CLOSED ||
+		    (s->st != SST_CLI_HANDSHAKE && stream_session_ready(s) == 0))
 			stream_log_connect(s);
 	}
 	task_wakeup(s->task, TASK_WOKEN_OTHER);
@@ -552,8 +555,12 @@ static void stream_log_hs_error(struct stream *s, const char *reason, int nothin
 	if (list_empty(&s->fe->logs) &&
 	    !((s->fe->options & PX_O_LOG_GLOBAL) && !list_empty(&global.logs)))
 		return;
-	len = stream_lf_render(s, &hs_err_fmt, line, sizeof(line));
-	len += (size_t)snprintf(line + len, sizeof(line) - len, "/%s: %s", bname, reason);
+	if (s->fe->error_logfmt) {
+		len = stream_lf_render(s, s->fe->error_logfmt, line, sizeof(line));
+	} else {
+		len = stream_lf_render(s, &hs_err_fmt, line, sizeof(line));
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "/%s: %s", bname, reason);
+	}
 	if (len >= sizeof(line))
 		len = sizeof(line) - 1;
 	if (!list_empty(&s->fe->logs))
@@ -584,7 +591,8 @@ static void do_cli_handshake(struct stream *s)
 		if (s->cli.ssl)
 			stream_count_handshake(s->cli.ssl, &s->fe->fe_mux.ssl, NULL);
 		s->st = s->after_hs;
-		stream_session_ready(s);
+		if (stream_session_ready(s) == 0)
+			stream_log_connect(s);
 		return;
 	}
 	/* HAProxy's reasons: a socket error (a reset) is a handshake
@@ -604,8 +612,9 @@ static void do_cli_handshake(struct stream *s)
 	 * before it spoke TLS included */
 	if (rc != EINPROGRESS)
 		CNT_INC(s->fe->fe_mux.ssl.failed_handshake);
-	stream_log_hs_error(s, why ? why : "SSL handshake failure", nothing_done);
+	s->fc_err = conn_err_code(why ? why : "SSL handshake failure");
 	s->hs_failed = 1;
+	stream_log_hs_error(s, why ? why : "SSL handshake failure", nothing_done);
 	s->st = SST_CLOSED;
 }
 
@@ -645,14 +654,20 @@ static void do_proxy_hdr(struct stream *s)
 	if (n == 0) {
 		if ((s->cli.flags & CONN_F_RD_SHUT) || !buf_room(&s->req)) {
 			CNT_INC(s->fe->fe_cnt.failed_req);
+			s->fc_err = s->req.data ? CO_ER_PRX_TRUNCATED : CO_ER_PRX_EMPTY;
 			stream_abort(s, 'C', 'R');
 		} else if (s->cli_exp && th_ctx->now_ms >= s->cli_exp) {
+			s->fc_err = CO_ER_PRX_TIMEOUT;
 			stream_abort(s, 'c', 'R');
 		}
 		return;
 	}
 	if (n < 0) {
 		CNT_INC(s->fe->fe_cnt.failed_req);
+		/* a header of the right kind that is wrong, or something else */
+		s->fc_err = s->req.data >= 5 && (!memcmp(buf_head(&s->req), "PROXY", 5) ||
+		                                 !memcmp(buf_head(&s->req), "\r\n\r\n\0", 5)) ?
+		            CO_ER_PRX_BAD_HDR : CO_ER_PRX_NOT_HDR;
 		stream_abort(s, 'P', 'R');
 		return;
 	}
@@ -680,9 +695,8 @@ static void do_proxy_hdr(struct stream *s)
 		s->cli.dst = pp.dst;
 		s->cli.flags |= CONN_F_SRC_SET | CONN_F_DST_SET;
 	}
-	if (s->st != SST_CLI_HANDSHAKE && stream_session_ready(s) < 0)
-		return;
-	stream_log_connect(s);
+	if (s->st != SST_CLI_HANDSHAKE && stream_session_ready(s) == 0)
+		stream_log_connect(s);
 }
 
 void stream_set_backend(struct stream *s, struct proxy *be)

@@ -298,6 +298,9 @@ static int ops_stream_int(const struct smp_ctx *ctx, enum smp_stream_int which, 
 	const struct proxy *be = cur_backend(s);
 
 	switch (which) {
+	case SMP_SI_FC_ERR:
+		*out = s->fc_err;
+		return 1;
 	case SMP_SI_DST_CONN:
 		if (!s->lst)
 			return 0;
@@ -375,7 +378,9 @@ static struct ssl_st *ops_ssl(const struct smp_ctx *ctx, enum smp_conn_side side
 
 	if (side == SMP_CONN_BACK && !s->srv)
 		return NULL;
-	if (!c->ssl || (c->flags & CONN_F_TLS_HS))
+	/* a client handshake that failed still tells its error (the error
+	 * log's ssl_fc_err) */
+	if (!c->ssl || ((c->flags & CONN_F_TLS_HS) && !(side == SMP_CONN_FRONT && s->hs_failed)))
 		return NULL;
 	return c->ssl;
 }

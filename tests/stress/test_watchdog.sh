@@ -28,12 +28,17 @@ cli "expert-mode on; debug dev loop 300" | grep -q "looped for 300 ms" ||
 kill -0 $pid || { echo "FAIL: died on a short loop"; fail=1; }
 grep -q watchdog "$log" && { echo "FAIL: watchdog fired on a 300 ms loop"; fail=1; }
 
-cli "expert-mode on; debug dev loop 6000 lock" >/dev/null
+# The watchdog counts the thread's CPU time, as HAProxy's does: on a busy
+# machine (a sanitizer build next to other jobs) the stuck thread may get
+# a fifth of a CPU, so the loop lasts long enough in wall time to burn the
+# two periods anyway. The CLI command runs in the background: its thread
+# aborts the process long before the loop's end.
+cli "expert-mode on; debug dev loop 40000 lock" >/dev/null &
 # the watchdog must abort the process: wait for it, bounded (a process that
-# survived the loop would otherwise keep this test waiting forever)
+# survived would otherwise keep this test waiting forever)
 i=0
-while kill -0 $pid 2>/dev/null && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
-kill -0 $pid 2>/dev/null && { echo "FAIL: still running 30 s after the stuck loop"; kill -KILL $pid; }
+while kill -0 $pid 2>/dev/null && [ $i -lt 450 ]; do i=$((i + 1)); sleep 0.1; done
+kill -0 $pid 2>/dev/null && { echo "FAIL: still running 45 s after the stuck loop"; kill -KILL $pid; }
 wait $pid
 status=$?
 [ $status -eq 134 ] || { echo "FAIL: expected abort (134), got $status"; fail=1; }

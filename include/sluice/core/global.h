@@ -48,6 +48,8 @@ struct global {
 	int noreuseport;        /* noreuseport: one listening socket for all threads */
 	int maxconnrate;        /* maxconnrate: connections accepted per second, 0: any */
 	int maxsessrate;        /* maxsessrate */
+	int pp2_never_send_local;  /* checks send PROXY v2 with their addresses,
+	                        * not LOCAL (pp2-never-send-local) */
 	int zero_warning;       /* zero-warning, -dW: a warning is fatal */
 	int no_memory_trimming; /* no-memory-trimming: never malloc_trim() */
 	int maxpollevents;      /* tune.maxpollevents */

@@ -275,6 +275,7 @@ enum smp_stream_int {
 	SMP_SI_PRIO_OFFSET,         /* ms */
 	SMP_SI_FC_HTTP_MAJOR,       /* 1 or 2 */
 	SMP_SI_BC_HTTP_MAJOR,
+	SMP_SI_FC_ERR,              /* conn_err.h codes */
 };
 enum smp_conn_side  { SMP_CONN_FRONT, SMP_CONN_BACK };
 

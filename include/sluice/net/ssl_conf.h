@@ -50,6 +50,8 @@ struct ssl_bind_conf {
 	                              * filters of its crt-list line, or NULL */
 	struct ssl_crt_filters **crts_filters; /* the same, per entry of crts */
 	char *ca_file, *crl_file;
+	char *ca_verify_file;        /* trusted, not named in CertificateRequest */
+	int no_ca_names;             /* no CA names sent to clients */
 	enum ssl_verify verify;
 	unsigned char *alpn;         /* wire format (length-prefixed) */
 	size_t alpn_len;

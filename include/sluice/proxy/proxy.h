@@ -225,6 +225,10 @@ struct proxy {
 	enum lb_algo lb_algo;
 	int random_draws;
 	struct list logs;           /* struct log_target */
+	char *error_log_format;     /* error-log-format: connection errors (handshakes) */
+	char *error_log_format_file;
+	int error_log_format_line;
+	struct lf_expr *error_logfmt;   /* compiled (frontends), NULL: the built-in line */
 	char *log_format;           /* NULL: built-in for the mode/options */
 	char *log_format_file;      /* where log_format was written (own copy) */
 	int log_format_line;

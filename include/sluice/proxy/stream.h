@@ -109,6 +109,7 @@ struct stream {
 	unsigned int http_flags;   /* SF_* below */
 	enum stream_state after_hs; /* state once the client handshake is done */
 	int hs_failed;             /* the client handshake failed: logged already */
+	int fc_err;                /* the client connection's error (conn_err.h), 0 */
 	int sc_reqs;               /* requests carried by the server connection */
 	struct h1_counters *h1_be_strm; /* the backend's HTTP/1 counters where the
 	                            * request counts as an open stream, or NULL */
