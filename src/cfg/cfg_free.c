@@ -39,6 +39,7 @@
 #include <sluice/proxy/server.h>
 #include <sluice/proxy/srv_dyn.h>
 #include <sluice/net/resolvers.h>
+#include <sluice/proxy/peers.h>
 #include <sluice/http/h1_case.h>
 #include <sluice/proxy/px_logfmt.h>
 #include <sluice/proxy/srv_opts.h>
@@ -221,6 +222,7 @@ void cfg_free_all(void)
 	cfg_free_proxies();
 	srv_dyn_free_all();   /* the servers deleted at run time */
 	resolvers_free_all();
+	peers_free_all();
 	unix_sock_free();
 	h1_case_free();
 	/* after the rules that referenced them */

@@ -125,7 +125,7 @@ static enum cfg_section section_from_word(const char *w)
 static int is_unsupported_section(const char *w)
 {
 	static const char *const names[] = {
-		"peers", "mailers",
+		"mailers",
 		"ring", "fcgi-app", "crt-store", NULL
 	};
 

@@ -30,7 +30,7 @@ static const struct compat_kw {
 	{ "maxpipes", ARG_UINT, "it does not splice" },
 	{ "tune.sched.low-latency", ARG_ONOFF, "its scheduler has its own urgent list for wake-ups" },
 	{ "tune.pattern.cache-size", ARG_UINT, "pattern lookups are not cached (maps are indexed)" },
-	{ "tune.peers.max-updates-at-once", ARG_UINT, "it has no peers" },
+	{ "tune.peers.max-updates-at-once", ARG_UINT, "its peers push fixed batches (512 entries per table and run)" },
 	{ "tune.ssl.force-private-cache", ARG_NONE, "its TLS session cache is always its own" },
 	{ "tune.ssl.ssl-ctx-cache-size", ARG_UINT, "it does not generate certificates" },
 	{ "tune.ssl.hard-maxrecord", ARG_UINT, "OpenSSL chooses the record sizes" },

@@ -664,7 +664,8 @@ void listener_key(const struct bind_conf *bc, char *buf, size_t len)
 	char a[300];
 
 	addr_full_str(&bc->addr, a, sizeof(a));
-	snprintf(buf, len, "%s|%s|v6only=%d|v4v6=%d", bc->is_cli ? "cli" : "fe", a,
+	snprintf(buf, len, "%s|%s|v6only=%d|v4v6=%d", bc->is_cli ? "cli" : bc->on_accept ? "peers" :
+	         "fe", a,
 	         bc->v6only, bc->v4v6);
 }
 
@@ -738,7 +739,7 @@ static int listener_create(struct bind_conf *bc)
 		return 1;
 	l->bc = bc;
 	l->fe = bc->is_cli ? NULL : bc->fe;
-	l->on_accept = bc->is_cli ? cli_accept : stream_accept;
+	l->on_accept = bc->on_accept ? bc->on_accept : bc->is_cli ? cli_accept : stream_accept;
 	l->maxconn = bc->maxconn;
 	l->shared_fd = -1;
 	for (int i = 0; i < MAX_THREADS; i++)
@@ -774,8 +775,8 @@ static int listener_create(struct bind_conf *bc)
 		failed = 1;
 	if (failed) {
 		cfg_alert(bc->file, bc->line, "%s '%s': %s.",
-		          bc->is_cli ? "stats socket" : "proxy",
-		          bc->is_cli ? bc->addr_str : bc->fe->name, err);
+		          bc->owner ? bc->owner : bc->is_cli ? "stats socket" : "proxy",
+		          bc->is_cli || !bc->fe ? bc->addr_str : bc->fe->name, err);
 		return 1;
 	}
 	list_append(&listeners, &l->list);
@@ -795,11 +796,34 @@ static int bind_conf_sockets(const struct bind_conf *bc)
 	return n;
 }
 
+#define MAX_EXTRA_BINDS 64
+static struct list *extra_binds[MAX_EXTRA_BINDS];
+static int nb_extra_binds;
+
+void listener_register_binds(struct list *binds)
+{
+	if (nb_extra_binds < MAX_EXTRA_BINDS)
+		extra_binds[nb_extra_binds++] = binds;
+}
+
+void listener_unregister_binds(struct list *binds)
+{
+	for (int i = 0; i < nb_extra_binds; i++) {
+		if (extra_binds[i] == binds) {
+			extra_binds[i] = extra_binds[--nb_extra_binds];
+			return;
+		}
+	}
+}
+
 int listeners_count_sockets(void)
 {
 	struct list *pos, *tmp, *bpos, *btmp;
 	int n = 0;
 
+	for (int i = 0; i < nb_extra_binds; i++)
+		list_for_each_safe(bpos, btmp, extra_binds[i])
+			n += bind_conf_sockets(list_elem(bpos, struct bind_conf, list));
 	list_for_each_safe(bpos, btmp, &cli_binds)
 		n += bind_conf_sockets(list_elem(bpos, struct bind_conf, list));
 	list_for_each_safe(pos, tmp, &proxies) {
@@ -820,6 +844,9 @@ int listeners_bind_all(void)
 
 	list_for_each_safe(bpos, btmp, &cli_binds)
 		errors += listener_create(list_elem(bpos, struct bind_conf, list));
+	for (int i = 0; i < nb_extra_binds; i++)
+		list_for_each_safe(bpos, btmp, extra_binds[i])
+			errors += listener_create(list_elem(bpos, struct bind_conf, list));
 	list_for_each_safe(pos, tmp, &proxies) {
 		struct proxy *px = list_elem(pos, struct proxy, list);
 

@@ -420,6 +420,18 @@ static const unsigned char *entry_key(const struct stktable *t, const struct stk
 	return ts->data + t->data_size;
 }
 
+const unsigned char *stktable_entry_key(const struct stktable *t, const struct stksess *ts)
+{
+	return entry_key(t, ts);
+}
+
+static struct stkt_upd *upd_of(const struct stktable *t, struct stksess *ts)
+{
+	return (struct stkt_upd *)(void *)(ts->data + t->upd_ofs);
+}
+
+static void touch_quiet_locked(struct stktable *t, struct stkt_shard *sh, struct stksess *ts);
+
 size_t stktable_key_text(const struct stktable *t, const struct stksess *ts, char *out,
                          size_t room)
 {
@@ -481,7 +493,8 @@ static uint32_t pow2_at_least(long n)
 static void layout(struct stktable *t, const int *stored, const uint32_t *period,
                    const uint32_t *nbelem)
 {
-	uint32_t ofs = 0;
+	/* a table shared with peers keeps its pending-update link first */
+	uint32_t ofs = t->upd_ofs >= 0 ? (uint32_t)sizeof(struct stkt_upd) : 0;
 
 	for (int i = 0; i < STKT_DT_COUNT; i++) {
 		t->data_ofs[i] = -1;
@@ -536,6 +549,9 @@ struct stktable *stktable_new(const char *name, const char *file, int line, void
 	t->size = c->size;
 	t->expire_ms = c->expire_ms;
 	t->nopurge = c->nopurge;
+	t->upd_ofs = c->peers[0] ? 0 : -1;
+	if (c->peers[0] && !(t->peers_name = strdup(c->peers)))
+		goto fail;
 	layout(t, c->stored, c->period, c->nbelem);
 	/* about one entry per chain when the table is full */
 	nb = pow2_at_least(t->size / STKT_SHARDS);
@@ -549,6 +565,7 @@ struct stktable *stktable_new(const char *name, const char *file, int line, void
 
 		lock_init(&sh->lock, LK_STKTABLE, t->name);
 		list_init(&sh->lru);
+		list_init(&sh->upd);
 		sh->mask = nb - 1;
 		sh->buckets = calloc(nb, sizeof(*sh->buckets));
 		if (!sh->buckets) {
@@ -563,6 +580,7 @@ struct stktable *stktable_new(const char *name, const char *file, int line, void
 	list_append(&tables, &t->list);
 	return t;
 fail:
+	free(t->peers_name);
 	free(t->shards);
 	free(t->file);
 	free(t->name);
@@ -610,6 +628,8 @@ void stktable_free_all(void)
 			lock_destroy(&sh->lock);
 		}
 		list_del_init(&t->list);
+		free(t->peers_name);
+		free(t->nid);
 		free(t->shards);
 		free(t->file);
 		free(t->name);
@@ -642,12 +662,35 @@ static void entry_free_locked(struct stktable *t, struct stkt_shard *sh, struct 
 	if (*pp)
 		*pp = ts->hnext;
 	list_del_init(&ts->lru);
+	if (t->upd_ofs >= 0)
+		list_del_init(&upd_of(t, ts)->link);
 	sh->count--;
 	atomic_fetch_sub_explicit(&t->used, 1, memory_order_relaxed);
 	free(ts);
 }
 
+/* A local update: the entry becomes pending for every remote peer with a
+ * session, and goes to the tail of its shard's upd list (O(1)). */
+static void upd_mark_locked(struct stktable *t, struct stkt_shard *sh, struct stksess *ts)
+{
+	struct stkt_upd *u = upd_of(t, ts);
+	uint64_t live = atomic_load_explicit(&t->peers_live, memory_order_relaxed);
+
+	if (!live)
+		return;
+	u->pend |= live;
+	list_del_init(&u->link);
+	list_append(&sh->upd, &u->link);
+}
+
 static void touch_locked(struct stktable *t, struct stkt_shard *sh, struct stksess *ts)
+{
+	if (t->upd_ofs >= 0)
+		upd_mark_locked(t, sh, ts);
+	touch_quiet_locked(t, sh, ts);
+}
+
+static void touch_quiet_locked(struct stktable *t, struct stkt_shard *sh, struct stksess *ts)
 {
 	if (t->expire_ms)
 		atomic_store_explicit(&ts->expire, stkt_now_ms() + (uint64_t)t->expire_ms,
@@ -743,6 +786,8 @@ static struct stksess *entry_new(struct stktable *t, const struct stkt_key *k, u
 	ts->key_len = k->len;
 	list_init(&ts->lru);
 	memcpy(ts->data + t->data_size, k->ptr, k->len);
+	if (t->upd_ofs >= 0)
+		list_init(&upd_of(t, ts)->link);
 	/* rates start their first period now */
 	for (int i = 0; i < STKT_DT_COUNT; i++)
 		if (t->data_ofs[i] >= 0 && stkt_dt_defs[i].kind == STKT_K_FRQ)
@@ -752,7 +797,27 @@ static struct stksess *entry_new(struct stktable *t, const struct stkt_key *k, u
 	return ts;
 }
 
+static void touch_how(struct stktable *t, struct stkt_shard *sh, struct stksess *ts, int quiet)
+{
+	if (quiet)
+		touch_quiet_locked(t, sh, ts);
+	else
+		touch_locked(t, sh, ts);
+}
+
+static struct stksess *get_ref(struct stktable *t, const struct stkt_key *k, int quiet);
+
 struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k)
+{
+	return get_ref(t, k, 0);
+}
+
+struct stksess *stktable_get_ref_remote(struct stktable *t, const struct stkt_key *k)
+{
+	return get_ref(t, k, 1);
+}
+
+static struct stksess *get_ref(struct stktable *t, const struct stkt_key *k, int quiet)
 {
 	uint32_t hash = key_hash(k);
 	struct stkt_shard *sh = shard_of(t, hash);
@@ -762,7 +827,7 @@ struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k)
 	ts = chain_find(t, sh, k, hash);
 	if (ts) {
 		atomic_fetch_add_explicit(&ts->ref, 1, memory_order_relaxed);
-		touch_locked(t, sh, ts);
+		touch_how(t, sh, ts, quiet);
 		lock_release(&sh->lock);
 		return ts;
 	}
@@ -781,7 +846,7 @@ struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k)
 	if (ts) {
 		/* another thread created it meanwhile */
 		atomic_fetch_add_explicit(&ts->ref, 1, memory_order_relaxed);
-		touch_locked(t, sh, ts);
+		touch_how(t, sh, ts, quiet);
 		lock_release(&sh->lock);
 		atomic_fetch_sub_explicit(&t->used, 1, memory_order_relaxed);
 		free(fresh);
@@ -791,7 +856,7 @@ struct stksess *stktable_get_ref(struct stktable *t, const struct stkt_key *k)
 	sh->buckets[hash & sh->mask] = fresh;
 	sh->count++;
 	fresh->ref = 1;
-	touch_locked(t, sh, fresh);
+	touch_how(t, sh, fresh, quiet);
 	lock_release(&sh->lock);
 	return fresh;
 }
@@ -810,6 +875,98 @@ void stktable_release(struct stktable *t, struct stksess *ts)
 	touch_locked(t, sh, ts);
 	atomic_fetch_sub_explicit(&ts->ref, 1, memory_order_relaxed);
 	lock_release(&sh->lock);
+}
+
+void stktable_release_remote(struct stktable *t, struct stksess *ts, int expire_ms)
+{
+	struct stkt_shard *sh = shard_of(t, ts->hash);
+
+	lock_take(&sh->lock);
+	touch_quiet_locked(t, sh, ts);
+	/* a timed update brings the remote expiry: keep the LRU order (the
+	 * list is in touch order) and only shorten this entry's date */
+	if (expire_ms >= 0 && t->expire_ms && expire_ms < t->expire_ms)
+		atomic_store_explicit(&ts->expire, stkt_now_ms() + (uint64_t)(expire_ms ? expire_ms : 1),
+		                      memory_order_relaxed);
+	atomic_fetch_sub_explicit(&ts->ref, 1, memory_order_relaxed);
+	lock_release(&sh->lock);
+}
+
+int stktable_upd_collect(struct stktable *t, int shard, int bit, int max,
+                         int (*fn)(struct stktable *t, struct stksess *ts, void *arg),
+                         void *arg, int *more)
+{
+	struct stkt_shard *sh = &t->shards[shard];
+	uint64_t mask = 1ull << bit;
+	uint64_t live = atomic_load_explicit(&t->peers_live, memory_order_relaxed);
+	struct list *pos, *tmp;
+	int n = 0, skipped = 0;
+
+	if (t->upd_ofs < 0 || list_empty(&sh->upd))   /* racy peek: re-checked next run */
+		return 0;
+	lock_take(&sh->lock);
+	list_for_each_safe(pos, tmp, &sh->upd) {
+		struct stkt_upd *u = list_elem(pos, struct stkt_upd, link);
+		struct stksess *ts = (struct stksess *)(void *)((char *)u - t->upd_ofs -
+		                                                 offsetof(struct stksess, data));
+
+		if (n >= max || skipped >= 8 * max) {
+			*more = 1;
+			break;
+		}
+		/* a peer whose session ended gets everything again with its
+		 * next session: its bits are dropped here */
+		u->pend &= live;
+		if (!u->pend) {
+			list_del_init(&u->link);
+			skipped++;
+			continue;
+		}
+		if (!(u->pend & mask)) {
+			/* pending for another peer only: cheaper than our own, but
+			 * bounded too */
+			skipped++;
+			continue;
+		}
+		n++;
+		if (fn(t, ts, arg)) {
+			*more = 1;
+			break;
+		}
+		u->pend &= ~mask;
+		if (!u->pend)
+			list_del_init(&u->link);
+	}
+	lock_release(&sh->lock);
+	return n;
+}
+
+int stktable_teach_walk(struct stktable *t, int shard, uint32_t *bucket, int max,
+                        int (*fn)(struct stktable *t, struct stksess *ts, void *arg),
+                        void *arg)
+{
+	struct stkt_shard *sh = &t->shards[shard];
+	int done = 0;
+
+	lock_take(&sh->lock);
+	for (int n = 0; n < max; n++) {
+		struct stksess *ts;
+
+		if (*bucket > sh->mask) {
+			done = 1;
+			break;
+		}
+		for (ts = sh->buckets[*bucket]; ts; ts = ts->hnext)
+			if (fn(t, ts, arg))
+				break;
+		if (ts)
+			break;   /* no room: this bucket again next time */
+		(*bucket)++;
+	}
+	if (*bucket > sh->mask)
+		done = 1;
+	lock_release(&sh->lock);
+	return done;
 }
 
 void stktable_touch(struct stktable *t, struct stksess *ts)

@@ -321,8 +321,10 @@ int stktable_parse_args(char **args, int nargs, struct stkt_conf *c, char *err, 
 			if (next && parse_store_list(next, c, err, errlen) < 0)
 				return -1;
 		} else if (!strcmp(w, "peers")) {
-			return errmsg_set(err, errlen, "'peers' is not supported by sluice yet (no "
-			                  "peers sections).");
+			if (!next || !*next)
+				return errmsg_set(err, errlen, "missing argument after 'peers'.");
+			snprintf(c->peers, sizeof(c->peers), "%s", next);
+			i++;
 		} else if (!strcmp(w, "srvkey")) {
 			if (!next || (strcmp(next, "name") && strcmp(next, "addr")))
 				return errmsg_set(err, errlen, "'srvkey' expects 'name' or 'addr'.");

@@ -263,8 +263,94 @@ static void test_threads(void)
 	CHECK(sums[0] == 80000 && sums[1] == 0);
 }
 
+static int count_fn(struct stktable *t, struct stksess *ts, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int refuse_fn(struct stktable *t, struct stksess *ts, void *arg)
+{
+	return 1;
+}
+
+static int collect_all(struct stktable *t, int bit)
+{
+	int n = 0, more = 0;
+
+	for (int sh = 0; sh < STKT_SHARDS; sh++)
+		stktable_upd_collect(t, sh, bit, 1000, count_fn, &n, &more);
+	return n;
+}
+
+/* Tables shared with peers: a local update is pending for the peers with
+ * a session, once; an update learned from a peer is not; a refused entry
+ * stays pending; the full push walks every entry. */
+static void test_peers_pending(void)
+{
+	struct stktable *t = table("peered", "type integer size 100 store gpc0 peers p");
+	struct stkt_key k;
+	struct stksess *ts;
+	int n = 0, more = 0;
+	uint32_t bucket;
+
+	CHECK(t && t->upd_ofs == 0);
+	if (!t)
+		return;
+	/* no peer with a session: nothing is kept */
+	CHECK(stktable_key_from_text(t, "1", &k));
+	ts = stktable_get_ref(t, &k);
+	stktable_release(t, ts);
+	CHECK(collect_all(t, 0) == 0);
+	/* peers 0 and 2 are connected */
+	atomic_store(&t->peers_live, 5);
+	for (int i = 1; i <= 10; i++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "%d", i);
+		CHECK(stktable_key_from_text(t, key, &k));
+		ts = stktable_get_ref(t, &k);
+		stkt_add(t, ts, STKT_DT_GPC0, 1);
+		stktable_release(t, ts);
+	}
+	CHECK(collect_all(t, 1) == 0);
+	CHECK(collect_all(t, 0) == 10);
+	CHECK(collect_all(t, 0) == 0);
+	/* a refused entry is kept for the next run */
+	for (int sh = 0; sh < STKT_SHARDS; sh++)
+		stktable_upd_collect(t, sh, 2, 1000, refuse_fn, NULL, &more);
+	CHECK(more == 1);
+	/* peer 2 went away: its bits go, nothing is left */
+	atomic_store(&t->peers_live, 1);
+	CHECK(collect_all(t, 2) == 0);
+	atomic_store(&t->peers_live, 5);
+	CHECK(collect_all(t, 2) == 0);
+	/* learned from a peer: not pending */
+	CHECK(stktable_key_from_text(t, "42", &k));
+	ts = stktable_get_ref_remote(t, &k);
+	CHECK(ts != NULL);
+	stkt_set(t, ts, STKT_DT_GPC0, 7);
+	stktable_release_remote(t, ts, -1);
+	CHECK(collect_all(t, 0) == 0);
+	/* the full push sees the 11 entries, a few buckets at a time */
+	for (int sh = 0; sh < STKT_SHARDS; sh++) {
+		bucket = 0;
+		for (int runs = 0; runs < 100 && !stktable_teach_walk(t, sh, &bucket, 1, count_fn, &n);
+		     runs++)
+			;
+	}
+	CHECK(n == 11);
+	/* an entry removed while pending leaves the list with it */
+	CHECK(stktable_key_from_text(t, "3", &k));
+	ts = stktable_get_ref(t, &k);
+	stktable_release(t, ts);
+	CHECK(stktable_remove(t, &k) == 1);
+	CHECK(collect_all(t, 0) == 0);
+}
+
 int main(void)
 {
+	test_peers_pending();
 	test_frq();
 	test_bound();
 	test_nopurge();

@@ -24,6 +24,7 @@ enum cfg_section {
 	CFG_SEC_CACHE    = 0x80,      /* cache <name> (src/http/cache.c) */
 	CFG_SEC_PROGRAM  = 0x100,     /* program <name> (src/mgmt/program.c) */
 	CFG_SEC_RESOLVERS = 0x200,    /* resolvers <name> (src/net/resolvers.c) */
+	CFG_SEC_PEERS    = 0x400,     /* peers <name> (src/proxy/peers_cfg.c) */
 };
 #define CFG_SEC_PROXY  (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_BACKEND | CFG_SEC_LISTEN)
 #define CFG_SEC_FE     (CFG_SEC_DEFAULTS | CFG_SEC_FRONTEND | CFG_SEC_LISTEN)

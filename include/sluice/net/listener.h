@@ -40,6 +40,11 @@ extern struct list listeners;
  * the number of errors. Runs before the threads start. */
 int  listeners_bind_all(void);
 
+/* Bind lines of other modules (a peers section's local peer): their
+ * bind_conf's on_accept takes the connections. Configuration time. */
+void listener_register_binds(struct list *binds);
+void listener_unregister_binds(struct list *binds);
+
 /* The listening sockets listeners_bind_all() will hold, counted from the
  * configuration before they exist (they count in maxsock). */
 int  listeners_count_sockets(void);

@@ -152,6 +152,10 @@ struct bind_conf {
 	                             * listening sockets over (-x) */
 	struct ssl_bind_conf *ssl;  /* ssl options (src/net/ssl_conf.c), or NULL */
 	int proto;                  /* BIND_PROTO_*: `proto h1|h2` */
+	/* binds of other modules (peers): who takes the connections, and
+	 * what an error names; NULL: a frontend's or the CLI's */
+	int (*on_accept)(struct listener *l, int fd, const struct sockaddr_storage *from);
+	const char *owner;
 };
 
 #define BIND_PROTO_AUTO  0      /* HTTP/1, or HTTP/2 by ALPN or preface */

@@ -112,7 +112,18 @@ struct stkt_shard {
 	uint32_t mask;
 	struct list lru;             /* oldest touch first: also expiry order */
 	long count;
+	struct list upd;             /* entries with updates peers have not sent
+	                              * (tables with peers), oldest first */
 } __attribute__((aligned(64)));
+
+/* Tables shared with peers: each entry starts its data with this (at
+ * data_ofs upd_ofs), under its shard's lock. <pend> has bit i set while
+ * the remote peer of bit i has not been sent the entry's last local
+ * update; the entry is on its shard's upd list while <pend> is not 0. */
+struct stkt_upd {
+	struct list link;
+	uint64_t pend;
+};
 
 struct stktable {
 	struct list list;            /* all tables (configuration time only) */
@@ -138,6 +149,15 @@ struct stktable {
 	/* statistics, relaxed atomics */
 	_Atomic uint64_t n_expired, n_evicted, n_refused;
 	struct stkt_shard *shards;   /* STKT_SHARDS */
+	/* peers (src/proxy/peers.c); set at configuration time */
+	char *peers_name;            /* `peers <name>`, or the section's */
+	void *peers;                 /* struct peers *, resolved after parsing */
+	char *nid;                   /* name on the wire: the proxy's, "/<table>" */
+	int upd_ofs;                 /* struct stkt_upd in data[], -1: no peers */
+	/* remote peers with an established session (bit per peer): a local
+	 * update marks the entry pending for them */
+	_Atomic uint64_t peers_live;
+	_Atomic uint64_t n_pushed, n_learned;   /* statistics, relaxed */
 };
 
 /* A key ready to look up: normalised to the table's type. <ptr> may point
@@ -160,6 +180,7 @@ struct stkt_conf {
 	int stored[STKT_DT_COUNT];
 	uint32_t period[STKT_DT_COUNT];
 	uint32_t nbelem[STKT_DT_COUNT];   /* arrays: their size */
+	char peers[128];             /* `peers <name>`, or empty */
 	char warn[256];              /* a warning to print, or empty */
 };
 
@@ -229,6 +250,32 @@ void stktable_walk(struct stktable *t, int (*fn)(struct stktable *t, struct stks
  * every one). Returns how many were removed. */
 long stktable_purge(struct stktable *t, int (*fn)(struct stktable *t, struct stksess *ts,
                                                   void *arg), void *arg);
+
+/* ---- peers (src/proxy/peers.c) ---- */
+
+/* The entry of <k>, created if missing, with a reference: an update
+ * learned from a peer, which marks nothing pending. NULL as
+ * stktable_get_ref(). */
+struct stksess *stktable_get_ref_remote(struct stktable *t, const struct stkt_key *k);
+/* Drops that reference; <expire_ms> (>= 0): the entry expires in that
+ * many ms (timed update), else after the table's delay. */
+void stktable_release_remote(struct stktable *t, struct stksess *ts, int expire_ms);
+/* Calls <fn> under the lock of shard <shard> for at most <max> entries of
+ * its upd list pending for <bit>, clearing the bit of each one <fn>
+ * accepted (returned 0; non-zero stops the walk, the entry kept).
+ * Returns the entries examined; *more is set when some may remain. */
+int stktable_upd_collect(struct stktable *t, int shard, int bit, int max,
+                         int (*fn)(struct stktable *t, struct stksess *ts, void *arg),
+                         void *arg, int *more);
+/* Walks at most <max> buckets of shard <shard> from *<bucket> under its
+ * lock, calling <fn> on each entry; stops before a bucket whose entries
+ * <fn> refuses (non-zero). *<bucket> moves on; returns 1 when the shard is
+ * done. A full push to a new peer session. */
+int stktable_teach_walk(struct stktable *t, int shard, uint32_t *bucket, int max,
+                        int (*fn)(struct stktable *t, struct stksess *ts, void *arg),
+                        void *arg);
+/* The key of an entry and its expiry (ms from now, 0: none). */
+const unsigned char *stktable_entry_key(const struct stktable *t, const struct stksess *ts);
 
 /* ---- data ---- */
 
